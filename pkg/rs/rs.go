@@ -1,0 +1,127 @@
+// Package rs is the HTTP client for a PDPP resource server's read API (GET /v1/...).
+//
+// It keeps answers as raw bytes (no decode-and-re-marshal), turns non-2xx answers
+// into *Error values carrying the RS error envelope, and turns transport failures
+// into *TransportError values with a stable code. It never retries and never logs
+// or returns the bearer token.
+package rs
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Param is one query parameter. Keys are sent literally (brackets kept), values
+// are URL-encoded.
+type Param struct {
+	Key   string
+	Value string
+}
+
+// Query is an ordered list of query parameters. Repeated keys are allowed and
+// are how arrays are sent (streams=a&streams=b).
+type Query []Param
+
+// Add appends one parameter.
+func (q *Query) Add(key, value string) { *q = append(*q, Param{key, value}) }
+
+// Get returns the first value for key.
+func (q Query) Get(key string) (string, bool) {
+	for _, p := range q {
+		if p.Key == key {
+			return p.Value, true
+		}
+	}
+	return "", false
+}
+
+// Response is a successful (2xx) RS answer.
+type Response struct {
+	Status int
+	Header http.Header
+	// Body is the raw response body, never re-encoded.
+	Body []byte
+	// RequestID is the RS Request-Id response header ("" when absent).
+	RequestID string
+}
+
+// ContentType returns the media type of the answer without parameters.
+func (r *Response) ContentType() string {
+	ct := r.Header.Get("Content-Type")
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.TrimSpace(strings.ToLower(ct))
+}
+
+// Connection is one entry of an error's available_connections.
+type Connection struct {
+	ConnectionID string `json:"connection_id"`
+	DisplayName  string `json:"display_name,omitempty"`
+	ConnectorKey string `json:"connector_key,omitempty"`
+	ConnectorID  string `json:"connector_id,omitempty"`
+}
+
+// Error is a non-2xx RS answer. The fields are read from the canonical
+// {"error":{...}} envelope; OAuth-style and non-JSON bodies are normalised
+// (code "http_<status>" when the body names none).
+type Error struct {
+	Status    int
+	RequestID string
+	Type      string
+	Code      string
+	Message   string
+	Param     string
+	// RetryWith is the error's retry_with hint ("connection_id", "source_id"),
+	// read from a string or from an object's "field".
+	RetryWith            string
+	AvailableConnections []Connection
+	// Object is the raw JSON of the error object (the value of "error"), or nil
+	// when the body was not JSON.
+	Object []byte
+}
+
+// Error renders a one-line description without any credential.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("resource server answered HTTP ")
+	b.WriteString(http.StatusText(e.Status))
+	b.WriteString(" (")
+	b.WriteString(strconv.Itoa(e.Status))
+	b.WriteString(")")
+	if e.Code != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Code)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// Transport error codes.
+const (
+	CodeUnreachable     = "rs_unreachable"        // connection refused, DNS, reset before an answer
+	CodeTimeout         = "rs_timeout"            // the per-call timeout elapsed
+	CodeTooLarge        = "rs_response_too_large" // body over the configured cap
+	CodeInvalidResponse = "rs_invalid_response"   // body unreadable or not the declared type
+)
+
+// TransportError is a failure to obtain an RS answer at all.
+type TransportError struct {
+	Code string
+	// Limit is the byte cap for CodeTooLarge.
+	Limit int64
+	Err   error
+}
+
+func (e *TransportError) Error() string {
+	if e.Err == nil {
+		return e.Code
+	}
+	return e.Code + ": " + e.Err.Error()
+}
+
+func (e *TransportError) Unwrap() error { return e.Err }
