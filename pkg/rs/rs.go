@@ -117,7 +117,12 @@ type TransportError struct {
 	Code string
 	// Limit is the byte cap for CodeTooLarge.
 	Limit int64
-	Err   error
+	// Status is the HTTP status when an answer started but could not be used
+	// (too large, broken off, not the declared type); 0 when none arrived.
+	Status int
+	// RequestID is the answer's Request-Id header when an answer started.
+	RequestID string
+	Err       error
 }
 
 func (e *TransportError) Error() string {

@@ -1,0 +1,427 @@
+package rs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Defaults applied by New when the corresponding option is zero.
+const (
+	DefaultTimeout            = 30 * time.Second
+	DefaultMaxBodyBytes int64 = 16 << 20
+)
+
+// MaxBodyFlag is the command-line flag that raises the body cap. Error
+// messages name it so a person who hits the cap knows what to change.
+const MaxBodyFlag = "--max-response-bytes"
+
+// TimeoutFlag is the command-line flag that sets the per-call timeout.
+const TimeoutFlag = "--timeout"
+
+// Options configures a Client.
+type Options struct {
+	// BaseURL is the normalised provider URL. It may carry a path prefix
+	// (https://h/pdpp); request paths are appended to it, never resolved
+	// against it.
+	BaseURL string
+	// Token returns the bearer. It is called on every request so a credential
+	// reloaded after a 401 is used by the next call. "" sends no
+	// Authorization header.
+	Token func() string
+	// HTTPClient is used as given when set. When nil the Client owns a
+	// keep-alive client of its own (no shared global transport).
+	HTTPClient *http.Client
+	// Timeout bounds each call, body included. 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxBodyBytes caps the bytes read from one answer. 0 means
+	// DefaultMaxBodyBytes. A larger answer is a CodeTooLarge error.
+	MaxBodyBytes int64
+	// UserAgent is sent on every request. "" means "pdpp-mcp/<version>".
+	UserAgent string
+	// Logger receives one Debug record per call. nil discards.
+	Logger *slog.Logger
+}
+
+// Client issues GET requests to one resource server with one bearer. It is
+// safe for concurrent use.
+type Client struct {
+	base    string // scheme://host[/prefix], no trailing slash
+	token   func() string
+	hc      *http.Client
+	timeout time.Duration
+	max     int64
+	ua      string
+	log     *slog.Logger
+}
+
+// New validates opts and returns a Client.
+func New(opts Options) (*Client, error) {
+	base, err := normaliseBase(opts.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Token == nil {
+		return nil, errors.New("rs: Options.Token is required")
+	}
+	if opts.Timeout < 0 {
+		return nil, fmt.Errorf("rs: timeout must be positive, got %s", opts.Timeout)
+	}
+	if opts.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("rs: max body bytes must be positive, got %d", opts.MaxBodyBytes)
+	}
+	c := &Client{
+		base:    base,
+		token:   opts.Token,
+		hc:      opts.HTTPClient,
+		timeout: opts.Timeout,
+		max:     opts.MaxBodyBytes,
+		ua:      opts.UserAgent,
+		log:     opts.Logger,
+	}
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: newTransport()}
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.max == 0 {
+		c.max = DefaultMaxBodyBytes
+	}
+	if c.ua == "" {
+		c.ua = "pdpp-mcp/" + moduleVersion()
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+// normaliseBase checks that raw is an absolute http(s) URL without
+// credentials, query or fragment, and returns it without trailing slashes.
+func normaliseBase(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL itself is not repeated: it may hold userinfo
+		}
+		return "", fmt.Errorf("rs: provider URL is not a valid URL: %w", err)
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch {
+	case scheme != "http" && scheme != "https":
+		return "", fmt.Errorf("rs: provider URL must be an absolute http or https URL, got %q", u.Redacted())
+	case u.Host == "":
+		return "", fmt.Errorf("rs: provider URL %q has no host", u.Redacted())
+	case u.User != nil:
+		return "", fmt.Errorf("rs: provider URL %q carries user information; pass credentials with pdpp connect instead", u.Redacted())
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", fmt.Errorf("rs: provider URL %q must not carry a query or fragment", u.Redacted())
+	}
+	return scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"), nil
+}
+
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          32,
+		MaxIdleConnsPerHost:   16, // tool calls arrive in parallel; the default 2 would churn connections
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+var moduleVersion = sync.OnceValue(func() string {
+	const module = "github.com/pdpp-mcp/pdpp-mcp"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	v := ""
+	if info.Main.Path == module {
+		v = info.Main.Version
+	} else {
+		for _, d := range info.Deps {
+			if d.Path == module {
+				v = d.Version
+				break
+			}
+		}
+	}
+	if v == "" || v == "(devel)" {
+		return "devel"
+	}
+	return v
+})
+
+// BaseURL returns the normalised base URL requests are joined to.
+func (c *Client) BaseURL() string { return c.base }
+
+// CloseIdleConnections closes kept-alive connections that are not in use.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
+// errCallTimeout is the cause attached to the per-call deadline, so an expired
+// per-call timeout can be told apart from the caller's own deadline.
+var errCallTimeout = errors.New("per-call timeout")
+
+// Get sends GET base+path?query. path must start with "/" and be escaped
+// already (build it with Path). It returns *Response for 2xx, *Error for any
+// other status, *TransportError when no usable answer arrived, and an error
+// wrapping context.Canceled when ctx was cancelled.
+func (c *Client) Get(ctx context.Context, path string, q Query) (*Response, error) {
+	if err := checkPath(path); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	resp, err := c.get(ctx, path, q)
+	c.logCall(ctx, path, q, start, resp, err)
+	return resp, err
+}
+
+func checkPath(path string) error {
+	switch {
+	case !strings.HasPrefix(path, "/"):
+		return fmt.Errorf("rs: request path %q must start with /", path)
+	case strings.ContainsAny(path, "?#"):
+		return fmt.Errorf("rs: request path %q must not carry a query or fragment; pass a Query", path)
+	case strings.Contains(path, "//"):
+		return fmt.Errorf("rs: request path %q has an empty segment", path)
+	}
+	return nil
+}
+
+func (c *Client) get(ctx context.Context, path string, q Query) (*Response, error) {
+	target := c.base + path
+	if len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+	callCtx, cancel := context.WithTimeoutCause(ctx, c.timeout, errCallTimeout)
+	defer cancel()
+
+	req, err := http.NewRequestWithContext(callCtx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, fmt.Errorf("rs: GET %s: %w", path, err)
+	}
+	req.Header = http.Header{
+		"Accept":     {"application/json"},
+		"User-Agent": {c.ua},
+	}
+	tok := c.token()
+	if tok != "" {
+		if !headerSafe(tok) {
+			// Go's transport would refuse it anyway; saying why is kinder, and
+			// the token itself is not repeated.
+			return nil, errors.New("rs: the bearer token contains characters that cannot be sent in an HTTP header; run pdpp connect again")
+		}
+		req.Header["Authorization"] = []string{"Bearer " + tok}
+	}
+
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, c.failure(ctx, callCtx, path, 0, "", err)
+	}
+	defer resp.Body.Close()
+	rid := resp.Header.Get("Request-Id")
+
+	body, err := readCapped(resp.Body, resp.ContentLength, c.max)
+	if errors.Is(err, errTooLarge) {
+		return nil, &TransportError{
+			Code: CodeTooLarge, Limit: c.max, Status: resp.StatusCode, RequestID: rid,
+			Err: fmt.Errorf("GET %s: the answer is larger than the response cap of %s; "+
+				"narrow the request (fewer fields, a smaller limit) or raise the cap with %s",
+				path, formatBytes(c.max), MaxBodyFlag),
+		}
+	}
+	if err != nil {
+		return nil, c.failure(ctx, callCtx, path, resp.StatusCode, rid, err)
+	}
+	if tok != "" {
+		body = redact(body, tok)
+	}
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, parseError(resp.StatusCode, resp.Header, body)
+	}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, RequestID: rid}
+	if resp.StatusCode == http.StatusNoContent {
+		out.Body = nil
+		return out, nil
+	}
+	if isJSON(out.ContentType()) && !gjson.ValidBytes(body) {
+		return nil, &TransportError{
+			Code: CodeInvalidResponse, Status: resp.StatusCode, RequestID: rid,
+			Err: fmt.Errorf("GET %s: the resource server declared %s but sent %d bytes that are not valid JSON",
+				path, out.ContentType(), len(body)),
+		}
+	}
+	return out, nil
+}
+
+// failure classifies an error from sending the request or reading the body.
+// status is 0 when no answer arrived.
+func (c *Client) failure(ctx, callCtx context.Context, path string, status int, rid string, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the URL is restated below in a shorter form
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return fmt.Errorf("rs: GET %s: %w", path, context.Canceled)
+	case context.Cause(callCtx) == errCallTimeout:
+		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid,
+			Err: fmt.Errorf("GET %s: no complete answer within %s (the per-call timeout; raise it with %s): %w",
+				path, c.timeout, TimeoutFlag, context.DeadlineExceeded)}
+	case ctx.Err() != nil:
+		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid,
+			Err: fmt.Errorf("GET %s: the caller's deadline passed before a complete answer: %w", path, ctx.Err())}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid,
+			Err: fmt.Errorf("GET %s: %w", path, err)}
+	}
+	if status != 0 {
+		return &TransportError{Code: CodeInvalidResponse, Status: status, RequestID: rid,
+			Err: fmt.Errorf("GET %s: the answer broke off while reading its body: %w", path, err)}
+	}
+	return &TransportError{Code: CodeUnreachable,
+		Err: fmt.Errorf("GET %s: no answer from the resource server at %s: %w", path, c.base, err)}
+}
+
+func (c *Client) logCall(ctx context.Context, path string, q Query, start time.Time, resp *Response, err error) {
+	if !c.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs,
+		slog.String("method", http.MethodGet),
+		slog.String("path", path),
+		slog.String("query", q.Encode()),
+		slog.Duration("duration", time.Since(start)),
+	)
+	var (
+		rerr *Error
+		terr *TransportError
+	)
+	switch {
+	case resp != nil:
+		attrs = append(attrs, slog.Int("status", resp.Status), slog.Int("bytes", len(resp.Body)),
+			slog.String("request_id", resp.RequestID))
+	case errors.As(err, &rerr):
+		attrs = append(attrs, slog.Int("status", rerr.Status), slog.String("code", rerr.Code),
+			slog.String("request_id", rerr.RequestID))
+	case errors.As(err, &terr):
+		attrs = append(attrs, slog.Int("status", terr.Status), slog.String("code", terr.Code),
+			slog.String("request_id", terr.RequestID))
+	default:
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	c.log.LogAttrs(ctx, slog.LevelDebug, "rs call", attrs...)
+}
+
+var errTooLarge = errors.New("body over the cap")
+
+// readCapped reads r to EOF and returns errTooLarge as soon as more than limit
+// bytes arrive: at most limit+1 bytes are ever read and at most limit held.
+// size is the declared Content-Length (-1 when unknown) and only sizes the
+// buffer.
+func readCapped(r io.Reader, size, limit int64) ([]byte, error) {
+	if size > limit {
+		return nil, errTooLarge
+	}
+	initial := int64(512)
+	if size >= 0 {
+		initial = size
+	}
+	b := make([]byte, 0, min(initial, limit))
+	for {
+		if len(b) == cap(b) {
+			if int64(len(b)) == limit {
+				break
+			}
+			// Double, but never past the cap: an oversized body must not
+			// allocate more than the cap it is measured against.
+			nb := make([]byte, len(b), min(int64(max(2*cap(b), 512)), limit))
+			copy(nb, b)
+			b = nb
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	// The buffer holds exactly limit bytes: one more byte means too large.
+	var probe [1]byte
+	for {
+		n, err := r.Read(probe[:])
+		if n > 0 {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// redact replaces every occurrence of the bearer in an answer. A resource
+// server has no reason to echo it, but a misconfigured proxy page might, and
+// the token must never reach a result or an error.
+func redact(body []byte, tok string) []byte {
+	if !bytes.Contains(body, []byte(tok)) {
+		return body
+	}
+	return bytes.ReplaceAll(body, []byte(tok), []byte("[redacted]"))
+}
+
+// headerSafe reports whether s can be sent in a header field value.
+func headerSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; (b < 0x20 && b != '\t') || b == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func isJSON(mediaType string) bool {
+	return mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
+}
+
+// formatBytes renders a byte cap the way people write it, with the exact
+// count: "16 MiB (16777216 bytes)".
+func formatBytes(n int64) string {
+	exact := strconv.FormatInt(n, 10) + " bytes"
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + " " + u.name + " (" + exact + ")"
+		}
+	}
+	return exact
+}
