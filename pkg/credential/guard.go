@@ -1,0 +1,219 @@
+package credential
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/tidwall/gjson"
+)
+
+// Holder keeps the credential the process currently uses. A reload replaces
+// it as a whole; every replacement gets a new generation number, which is how
+// the Guard knows whether a token has been checked.
+type Holder struct {
+	cache Cache
+	now   func() time.Time
+	cur   atomic.Pointer[held]
+}
+
+type held struct {
+	cred *Credential
+	gen  uint64
+}
+
+// NewHolder starts with cred, loaded from cache.
+func NewHolder(cache Cache, cred *Credential) *Holder {
+	h := &Holder{cache: cache, now: time.Now}
+	h.cur.Store(&held{cred: cred})
+	return h
+}
+
+// Token returns the current bearer token; pass it as rs.Options.Token.
+func (h *Holder) Token() string { return h.cur.Load().cred.token }
+
+// Credential returns the current credential.
+func (h *Holder) Credential() *Credential { return h.cur.Load().cred }
+
+func (h *Holder) load() *held { return h.cur.Load() }
+
+// swap replaces old with cred unless another swap got there first.
+func (h *Holder) swap(old *held, cred *Credential) bool {
+	return h.cur.CompareAndSwap(old, &held{cred: cred, gen: old.gen + 1})
+}
+
+// Getter is the resource-server read the Guard wraps (pkg/rs.Client).
+type Getter interface {
+	Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error)
+}
+
+// Guard serves RS reads only with a token the RS has confirmed is not an owner
+// token, and reloads the cached credential when the RS rejects the current one.
+//
+// Before the first read with a token it asks GET /v1/schema?view=compact and
+// reads bearer.token_kind. When the RS cannot be asked, the read fails with
+// that error and the next read asks again: data is never served with a token
+// whose kind is unknown. An owner verdict makes every read fail with
+// owner_token_refused. The Guard never uses any credential other than the
+// cached one.
+//
+// Reads may run concurrently.
+type Guard struct {
+	rs      Getter
+	h       *Holder
+	log     *slog.Logger
+	verdict atomic.Pointer[verdict]
+	warned  atomic.Bool
+}
+
+// verdict is the probe outcome for one credential generation.
+type verdict struct {
+	gen   uint64
+	owner bool
+}
+
+// NewGuard wraps client, whose token must come from h.Token. log may be nil.
+func NewGuard(client Getter, h *Holder, log *slog.Logger) *Guard {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Guard{rs: client, h: h, log: log}
+}
+
+// maxAttempts bounds how often one read restarts because the credential was
+// replaced while it was in flight.
+const maxAttempts = 4
+
+// Get performs one RS read after the owner check. When the RS rejects the
+// token it re-reads the cache, swaps in a changed credential for the next read
+// and says so in the *rs.Error's Advice.
+func (g *Guard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
+	for range maxAttempts {
+		s := g.h.load()
+		if v := g.verdict.Load(); v == nil || v.gen != s.gen {
+			if err := g.probe(ctx, s); err != nil {
+				return nil, err
+			}
+			continue
+		} else if v.owner {
+			return nil, errOwnerProbe(s.cred.ProviderURL, s.cred.File)
+		}
+		resp, err := g.rs.Get(ctx, path, q)
+		if g.h.load().gen != s.gen {
+			// The token changed during the call, so the answer may come from
+			// a token that has not been checked yet. Start over.
+			continue
+		}
+		if rsErr := rejection(err); rsErr != nil {
+			g.reload(s, rsErr)
+		}
+		return resp, err
+	}
+	return nil, errors.New("the cached credential changed repeatedly during the call; repeat the call")
+}
+
+// Probe checks the current token once, for start-up. It returns nil for a
+// non-owner token, an *Error for an owner token (owner_token_refused) or a
+// token the RS rejects (credential_rejected), and the RS or transport error
+// when the RS could not answer; Get then checks again before the first read.
+func (g *Guard) Probe(ctx context.Context) error {
+	s := g.h.load()
+	err := g.probe(ctx, s)
+	if rsErr := rejection(err); rsErr != nil {
+		return errRejected(s.cred.ProviderURL, s.cred.File, rsErr)
+	}
+	if err != nil {
+		return err
+	}
+	if v := g.verdict.Load(); v != nil && v.gen == s.gen && v.owner {
+		return errOwnerProbe(s.cred.ProviderURL, s.cred.File)
+	}
+	return nil
+}
+
+// probe records the token kind of generation s. It returns nil without a
+// verdict when the credential changed meanwhile; the caller then looks again.
+func (g *Guard) probe(ctx context.Context, s *held) error {
+	resp, err := g.rs.Get(ctx, "/v1/schema", rs.Query{{Key: "view", Value: "compact"}})
+	if g.h.load().gen != s.gen {
+		return nil
+	}
+	if err != nil {
+		if rsErr := rejection(err); rsErr != nil {
+			g.reload(s, rsErr)
+			return err
+		}
+		var rsErr *rs.Error
+		if errors.As(err, &rsErr) && rsErr.Advice == "" {
+			rsErr.Advice = "pdpp-mcp reads GET /v1/schema to confirm the token is not an owner token before serving data, " +
+				"and that read failed; repeat the call when the resource server answers it."
+		}
+		return fmt.Errorf("check token kind (GET /v1/schema): %w", err)
+	}
+	kind := gjson.GetBytes(resp.Body, "bearer.token_kind")
+	if kind.Type != gjson.String && g.warned.CompareAndSwap(false, true) {
+		g.log.Warn("resource server did not report bearer.token_kind on /v1/schema; relying on the cache metadata alone to refuse owner tokens",
+			"provider_url", s.cred.ProviderURL)
+	}
+	owner := strings.EqualFold(strings.TrimSpace(kind.Str), "owner")
+	g.verdict.Store(&verdict{gen: s.gen, owner: owner})
+	if owner {
+		g.log.Error("refusing owner token", "credential", s.cred, "source", "GET /v1/schema bearer.token_kind")
+	}
+	return nil
+}
+
+// rejection returns the RS error when it says the token itself is no longer
+// accepted: any 401, or a 403 for a revoked, expired or invalid grant.
+func rejection(err error) *rs.Error {
+	var rsErr *rs.Error
+	if !errors.As(err, &rsErr) {
+		return nil
+	}
+	switch {
+	case rsErr.Status == 401:
+		return rsErr
+	case rsErr.Status == 403 && (rsErr.Code == "grant_revoked" || rsErr.Code == "grant_expired" || rsErr.Code == "grant_invalid"):
+		return rsErr
+	}
+	return nil
+}
+
+// reload re-reads the cache after the RS rejected generation s and tells the
+// caller, through rsErr.Advice, whether repeating the call can help.
+func (g *Guard) reload(s *held, rsErr *rs.Error) {
+	url, file := s.cred.ProviderURL, s.cred.File
+	connect := "Run " + connectHint(url) + ", then repeat the call."
+	if cur := g.h.load(); cur.gen != s.gen {
+		rsErr.Advice = "The resource server rejected the previous token; pdpp-mcp has since reloaded the credential from " +
+			cur.cred.File + ". Repeat the call."
+		return
+	}
+	cred, err := g.h.cache.Load(g.h.now())
+	switch {
+	case err != nil:
+		g.log.Warn("credential rejected and the cache holds no usable replacement", "credential", s.cred, "error", err)
+		rsErr.Advice = "The resource server rejected the cached credential, and re-reading " + file +
+			" gave no usable one: " + err.Error()
+		if !strings.Contains(rsErr.Advice, "pdpp connect") {
+			rsErr.Advice += " " + connect
+		}
+	case cred.token == s.cred.token:
+		g.log.Warn("credential rejected and the cache holds the same token", "credential", s.cred)
+		rsErr.Advice = "The resource server rejected the cached credential and " + file +
+			" still holds the same token. " + connect
+	default:
+		if !g.h.swap(s, cred) && g.h.Token() != cred.token {
+			rsErr.Advice = "The resource server rejected the previous token and the credential cache changed twice since; repeat the call."
+			return
+		}
+		g.log.Info("reloaded credential after the resource server rejected the previous token", "credential", cred)
+		rsErr.Advice = "The resource server rejected the previous token; pdpp-mcp reloaded a new credential from " + file +
+			" and checks it before the next call. Repeat the call."
+	}
+}
