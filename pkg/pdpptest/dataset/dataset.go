@@ -5,6 +5,7 @@ package dataset
 
 import (
 	"encoding/json"
+	"strings"
 )
 
 // Dataset is one personal data store: every connector the owner registered, the
@@ -45,9 +46,9 @@ type Connector struct {
 // Connection is one owner-configured account of a connector.
 type Connection struct {
 	// ID is the canonical connection id ("cin_…").
-	ID string
+	ID string `json:"connection_id"`
 	// DisplayName is the owner's label; empty when there is none.
-	DisplayName string
+	DisplayName string `json:"display_name,omitempty"`
 }
 
 // Record is one stored record of a (connection, stream).
@@ -79,7 +80,33 @@ type Grant struct {
 	SourceID  string        `json:"-"`
 	ExpiresAt string        `json:"-"`
 	Streams   []GrantStream `json:"streams"`
-	Raw       json.RawMessage
+	// SourceDeclarationVersion is source_declaration.version: which declaration
+	// the grant was issued against (see LegacyProjection).
+	SourceDeclarationVersion string `json:"-"`
+	Raw                      json.RawMessage
+}
+
+// legacyProjectionPrefix marks grants issued against the reference's
+// synthesized "legacy connector projection" declaration.
+const legacyProjectionPrefix = "reference.legacy-connector-projection."
+
+// LegacyProjection reports whether the grant was issued against a legacy
+// connector projection. The reference then describes the granted streams on its
+// discovery surfaces (schema, stream metadata) from that projection: every
+// granted field with an empty property schema, no primary key, cursor field,
+// query declarations, relationships or views. Reads still follow the manifest.
+func (g *Grant) LegacyProjection() bool {
+	return strings.HasPrefix(g.SourceDeclarationVersion, legacyProjectionPrefix)
+}
+
+// Stream returns the grant's entry for the named stream, or nil.
+func (g *Grant) Stream(name string) *GrantStream {
+	for i := range g.Streams {
+		if g.Streams[i].Name == name {
+			return &g.Streams[i]
+		}
+	}
+	return nil
 }
 
 // GrantStream is one stream of a grant.

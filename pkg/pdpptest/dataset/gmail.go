@@ -88,12 +88,18 @@ func ParseGrant(raw []byte) (*Grant, error) {
 		Source struct {
 			ID string `json:"id"`
 		} `json:"source"`
+		SourceDeclaration struct {
+			Version string `json:"version"`
+		} `json:"source_declaration"`
 		Streams []GrantStream `json:"streams"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, err
 	}
-	g := &Grant{GrantID: doc.GrantID, ClientID: doc.Client.ClientID, SourceID: doc.Source.ID, Streams: doc.Streams, Raw: raw}
+	g := &Grant{
+		GrantID: doc.GrantID, ClientID: doc.Client.ClientID, SourceID: doc.Source.ID,
+		SourceDeclarationVersion: doc.SourceDeclaration.Version, Streams: doc.Streams, Raw: raw,
+	}
 	if doc.ExpiresAt != nil {
 		g.ExpiresAt = *doc.ExpiresAt
 	}
