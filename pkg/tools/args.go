@@ -1,0 +1,235 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/tidwall/gjson"
+)
+
+// argSpec validates the arguments of one tool against its input schema. The
+// input schema is an object with properties, required and
+// additionalProperties:false, so validating it is: no unknown keys, no missing
+// required keys, and every present value valid against its property schema.
+// Doing those steps one by one (rather than validating the whole object at
+// once) lets the error name the argument and carry the right PDPP code.
+type argSpec struct {
+	tool   string
+	schema *jsonschema.Schema
+	// order is the documented property order, used in messages.
+	order []string
+	props map[string]*jsonschema.Resolved
+	// selfChecked maps properties whose Go type validates itself while
+	// decoding (filter, expand_limit) to the code of their errors. Their own
+	// checks give more precise messages than a schema validator can.
+	selfChecked map[string]string
+}
+
+// newArgSpec parses a hand-written input schema. It panics on a malformed
+// schema: schemas are constants, checked by the package tests.
+func newArgSpec(tool, schemaJSON string, selfChecked map[string]string) *argSpec {
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(schemaJSON), &s); err != nil {
+		panic(fmt.Sprintf("tools: %s input schema: %v", tool, err))
+	}
+	spec := &argSpec{tool: tool, schema: &s, props: map[string]*jsonschema.Resolved{}, selfChecked: selfChecked}
+	gjson.Get(schemaJSON, "properties").ForEach(func(k, _ gjson.Result) bool {
+		spec.order = append(spec.order, k.String())
+		return true
+	})
+	for _, name := range spec.order {
+		r, err := s.Properties[name].Resolve(nil)
+		if err != nil {
+			panic(fmt.Sprintf("tools: %s input schema, property %s: %v", tool, name, err))
+		}
+		spec.props[name] = r
+	}
+	for name := range selfChecked {
+		if _, ok := spec.props[name]; !ok {
+			panic(fmt.Sprintf("tools: %s: self-checked property %s is not in the schema", tool, name))
+		}
+	}
+	return spec
+}
+
+// decode validates raw (the tools/call arguments) and unmarshals it into dst.
+// A JSON null value counts as an omitted argument: some hosts send null for
+// every optional parameter they do not use.
+func (s *argSpec) decode(raw json.RawMessage, dst any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return &toolError{Code: CodeInvalidArguments,
+			Message: s.tool + " arguments must be a JSON object",
+			Next:    "send the arguments as an object, e.g. " + s.example()}
+	}
+	for k, v := range fields {
+		if string(bytes.TrimSpace(v)) == "null" {
+			delete(fields, k)
+		}
+	}
+
+	var unknown []string
+	for k := range fields {
+		if _, ok := s.props[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return s.unknownArgument(unknown)
+	}
+	for _, k := range s.schema.Required {
+		if _, ok := fields[k]; !ok {
+			return &toolError{Code: CodeInvalidArguments, Param: k,
+				Message: fmt.Sprintf("%s requires %s (%s)", s.tool, k, describe(s.schema.Properties[k])),
+				Next:    "add " + k + " and call again"}
+		}
+	}
+	for _, k := range s.order {
+		v, ok := fields[k]
+		if !ok {
+			continue
+		}
+		if _, self := s.selfChecked[k]; self {
+			continue
+		}
+		var val any
+		if err := json.Unmarshal(v, &val); err != nil {
+			return s.invalid(k, v)
+		}
+		if err := s.props[k].Validate(val); err != nil {
+			return s.invalid(k, v)
+		}
+	}
+
+	// Re-encode without the nulls so that dst sees omitted arguments as
+	// zero values.
+	clean, err := json.Marshal(fields)
+	if err != nil {
+		return fmt.Errorf("tools: re-encoding %s arguments: %w", s.tool, err)
+	}
+	if err := json.Unmarshal(clean, dst); err != nil {
+		var te *toolError
+		if errors.As(err, &te) {
+			return te
+		}
+		return &toolError{Code: CodeInvalidArguments, Message: fmt.Sprintf("%s arguments: %v", s.tool, err),
+			Next: "match the tool's inputSchema and call again"}
+	}
+	return nil
+}
+
+func (s *argSpec) invalid(name string, got json.RawMessage) error {
+	code := CodeInvalidArguments
+	if c, ok := s.selfChecked[name]; ok {
+		code = c
+	}
+	return &toolError{Code: code, Param: name,
+		Message: fmt.Sprintf("%s must be %s; got %s", name, describe(s.schema.Properties[name]), clip(string(got), 80)),
+		Next:    "fix " + name + " and call again"}
+}
+
+func (s *argSpec) unknownArgument(unknown []string) error {
+	first := unknown[0]
+	msg := fmt.Sprintf("%s does not accept %s; accepted arguments: %s",
+		s.tool, quoteList(unknown), strings.Join(s.order, ", "))
+	switch {
+	case strings.HasPrefix(first, "filter[") && s.props["filter"] != nil:
+		return &toolError{Code: CodeInvalidFilter, Param: first, Message: msg,
+			Next: `put filters in the filter object keyed by field name, e.g. filter: {"status": "paid"} or filter: {"created_at": {"gte": "2026-01-01"}}`}
+	case strings.HasPrefix(first, "expand_limit[") && s.props["expand_limit"] != nil:
+		return &toolError{Code: CodeInvalidExpand, Param: first, Message: msg,
+			Next: `put caps in the expand_limit object keyed by relation, e.g. expand_limit: {"attachments": 3}`}
+	}
+	return &toolError{Code: CodeInvalidArguments, Param: first, Message: msg,
+		Next: "drop the unknown argument and call again"}
+}
+
+// example renders the required arguments as a one-line JSON object.
+func (s *argSpec) example() string {
+	var parts []string
+	for _, k := range s.schema.Required {
+		parts = append(parts, strconv.Quote(k)+`: …`)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// describe says in a few words what a property schema accepts.
+func describe(p *jsonschema.Schema) string {
+	if p == nil {
+		return "a value"
+	}
+	if len(p.Enum) > 0 {
+		vals := make([]string, len(p.Enum))
+		for i, v := range p.Enum {
+			vals[i] = fmt.Sprint(v)
+		}
+		return "one of " + strings.Join(vals, ", ")
+	}
+	switch p.Type {
+	case "integer":
+		switch {
+		case p.Minimum != nil && p.Maximum != nil:
+			return fmt.Sprintf("an integer from %g to %g", *p.Minimum, *p.Maximum)
+		case p.Minimum != nil:
+			return fmt.Sprintf("an integer of at least %g", *p.Minimum)
+		}
+		return "an integer"
+	case "string":
+		if p.MinLength != nil && *p.MinLength > 0 {
+			return "a non-empty string"
+		}
+		return "a string"
+	case "array":
+		if p.Items != nil && p.Items.Type == "string" {
+			return "a non-empty array of non-empty strings"
+		}
+		return "an array"
+	case "object":
+		return "an object"
+	case "boolean":
+		return "true or false"
+	}
+	return "a valid value"
+}
+
+// safeName applies the rule for names that become URL path segments: not
+// empty, no '/' or '\', no "..", and not ".".
+func safeName(param, v string) error {
+	if v == "" {
+		return &toolError{Code: CodeInvalidArguments, Param: param, Message: param + " is required",
+			Next: "call schema to list the granted names"}
+	}
+	if v == "." || strings.ContainsAny(v, `/\`) || strings.Contains(v, "..") {
+		return &toolError{Code: CodeInvalidArguments, Param: param,
+			Message: fmt.Sprintf("%s %s contains characters a stream name cannot have ('/', '\\' or '..')", param, strconv.Quote(v)),
+			Next:    "pass a stream name exactly as schema lists it"}
+	}
+	return nil
+}
+
+func quoteList(vals []string) string {
+	q := make([]string, len(vals))
+	for i, v := range vals {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
+}
+
+// clip shortens s to at most n runes, saying so with an ellipsis.
+func clip(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

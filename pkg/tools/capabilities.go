@@ -1,0 +1,222 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// Capability cache bounds. Answers live briefly so that a schema change on
+// the RS is enforced within seconds, without a restart.
+const (
+	DefaultCapabilityTTL     = 30 * time.Second
+	DefaultCapabilityEntries = 256
+)
+
+// CapabilityCache keeps recent compact schema answers of single streams,
+// keyed by stream and connection_id, for the expand check. It holds answers
+// read with one credential; do not share it between credentials. It is safe
+// for concurrent use.
+type CapabilityCache struct {
+	ttl time.Duration
+	max int
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[capabilityKey]capabilityEntry
+}
+
+type capabilityKey struct{ stream, connectionID string }
+
+type capabilityEntry struct {
+	body    []byte
+	expires time.Time
+}
+
+// NewCapabilityCache returns a cache with the default TTL and size.
+func NewCapabilityCache() *CapabilityCache {
+	return newCapabilityCache(DefaultCapabilityTTL, DefaultCapabilityEntries, time.Now)
+}
+
+func newCapabilityCache(ttl time.Duration, max int, now func() time.Time) *CapabilityCache {
+	return &CapabilityCache{ttl: ttl, max: max, now: now, entries: map[capabilityKey]capabilityEntry{}}
+}
+
+func (c *CapabilityCache) get(k capabilityKey) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok {
+		return nil, false
+	}
+	if !c.now().Before(e.expires) {
+		delete(c.entries, k)
+		return nil, false
+	}
+	return e.body, true
+}
+
+func (c *CapabilityCache) put(k capabilityKey, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if len(c.entries) >= c.max {
+		// Drop expired entries first; if none, drop the one closest to
+		// expiry. The cache is small, so a scan is cheap.
+		var oldest capabilityKey
+		var oldestAt time.Time
+		for key, e := range c.entries {
+			if !now.Before(e.expires) {
+				delete(c.entries, key)
+				continue
+			}
+			if oldestAt.IsZero() || e.expires.Before(oldestAt) {
+				oldest, oldestAt = key, e.expires
+			}
+		}
+		if len(c.entries) >= c.max {
+			delete(c.entries, oldest)
+		}
+	}
+	c.entries[k] = capabilityEntry{body: body, expires: now.Add(c.ttl)}
+}
+
+// streamSchemaQuery is the compact, stream-scoped schema request shared by
+// the schema tool and the expand check, so one can warm the cache for the
+// other.
+func streamSchemaQuery(stream, connectionID string) rs.Query {
+	q := rs.Query{{Key: "view", Value: "compact"}, {Key: "stream", Value: stream}}
+	if connectionID != "" {
+		q.Add("connection_id", connectionID)
+	}
+	return q
+}
+
+// checkExpand verifies the requested expand relations (and expand_limit
+// caps) against the stream's advertised expand_capabilities, read from the
+// stream row under connectors[].streams. When the schema cannot be read or
+// does not list the stream, the RS decides (fail open).
+func checkExpand(ctx context.Context, env *Env, stream, connectionID string, expand []string, limits []rs.Param) error {
+	k := capabilityKey{stream, connectionID}
+	body, ok := env.Capabilities.get(k)
+	if !ok {
+		resp, err := env.RS.Get(ctx, rs.Path("v1", "schema"), streamSchemaQuery(stream, connectionID))
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				return err
+			}
+			env.Logger.DebugContext(ctx, "expand check skipped: schema unavailable", "stream", stream, "error", err)
+			return nil
+		}
+		b, err := objectBody("/v1/schema", resp)
+		if err != nil {
+			env.Logger.DebugContext(ctx, "expand check skipped: schema unreadable", "stream", stream, "error", err)
+			return nil
+		}
+		body = b
+		env.Capabilities.put(k, body)
+	}
+
+	rels, found := advertisedRelations(unwrapSchema(body), stream)
+	if !found {
+		return nil
+	}
+	byName := map[string]relationCap{}
+	var usable []string
+	for _, r := range rels {
+		byName[r.name] = r
+		if r.usable {
+			usable = append(usable, r.name)
+		}
+	}
+	advertised := "none"
+	if len(usable) > 0 {
+		advertised = strings.Join(usable, ", ")
+	}
+	next := "drop expand, or use only relations schema(stream) lists as usable (usable here: " + advertised + ")"
+	for _, rel := range expand {
+		r, ok := byName[rel]
+		switch {
+		case len(rels) == 0:
+			return &toolError{Code: CodeInvalidExpand, Param: "expand",
+				Message: fmt.Sprintf("stream %q advertises no expand_capabilities, so relation %q cannot be expanded; "+
+					"GET /v1/schema (expand_capabilities) lists the relations a stream supports", stream, rel),
+				Next: "drop expand; read the related stream with query_records instead"}
+		case !ok:
+			return &toolError{Code: CodeInvalidExpand, Param: "expand",
+				Message: fmt.Sprintf("stream %q does not advertise relation %q in expand_capabilities", stream, rel),
+				Next:    next}
+		case !r.usable:
+			why := ""
+			if r.reason != "" {
+				why = " (" + r.reason + ")"
+			}
+			return &toolError{Code: CodeInvalidExpand, Param: "expand",
+				Message: fmt.Sprintf("relation %q of stream %q is advertised but not usable with this grant%s", rel, stream, why),
+				Next:    next}
+		}
+	}
+	for _, p := range limits {
+		rel := relation(p)
+		r := byName[rel]
+		n, _ := strconv.Atoi(p.Value)
+		if r.maxLimit > 0 && n > r.maxLimit {
+			return &toolError{Code: CodeInvalidExpand, Param: "expand_limit",
+				Message: fmt.Sprintf("expand_limit.%s is %d but relation %q allows at most %d (max_limit)", rel, n, rel, r.maxLimit),
+				Next:    fmt.Sprintf("set expand_limit.%s to at most %d", rel, r.maxLimit)}
+		}
+	}
+	return nil
+}
+
+type relationCap struct {
+	name     string
+	usable   bool
+	reason   string
+	maxLimit int
+}
+
+// advertisedRelations collects the expand capabilities of every row named
+// stream, under connectors[].streams or a top-level streams[]. found is false
+// when no row names the stream.
+func advertisedRelations(doc gjson.Result, stream string) (rels []relationCap, found bool) {
+	visit := func(s gjson.Result) {
+		if streamName(s) != stream {
+			return
+		}
+		found = true
+		s.Get("expand_capabilities").ForEach(func(_, e gjson.Result) bool {
+			name := first(e, "name", "relation").String()
+			if name == "" || slices.ContainsFunc(rels, func(r relationCap) bool { return r.name == name && r.usable }) {
+				return true
+			}
+			rels = append(rels, relationCap{
+				name:     name,
+				usable:   e.Get("usable").Type != gjson.False && e.Get("granted").Type != gjson.False,
+				reason:   e.Get("reason").String(),
+				maxLimit: int(e.Get("max_limit").Int()),
+			})
+			return true
+		})
+	}
+	doc.Get("connectors").ForEach(func(_, c gjson.Result) bool {
+		c.Get("streams").ForEach(func(_, s gjson.Result) bool { visit(s); return true })
+		return true
+	})
+	doc.Get("streams").ForEach(func(_, s gjson.Result) bool {
+		if s.IsObject() {
+			visit(s)
+		}
+		return true
+	})
+	return rels, found
+}

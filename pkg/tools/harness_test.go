@@ -1,0 +1,190 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
+)
+
+// harness is an MCP client connected in memory to a server with the PDPP
+// tools, reading from a pdpptest double over loopback HTTP.
+type harness struct {
+	rs    *pdpptest.Server
+	cs    *mcp.ClientSession
+	tools map[string]*mcp.Tool
+	// outputs are the advertised output schemas, resolved, by tool name.
+	outputs map[string]*jsonschema.Resolved
+}
+
+type harnessOptions struct {
+	kind  pdpptest.TokenKind // default TokenClient
+	token func(*pdpptest.Server) string
+	rs    func(*pdpptest.Server) tools.RS // default: an rs.Client with the token
+	cache *tools.CapabilityCache
+}
+
+func newHarness(t testing.TB, o harnessOptions) *harness {
+	t.Helper()
+	srv := pdpptest.New(t, pdpptest.Options{})
+	var client tools.RS
+	if o.rs != nil {
+		client = o.rs(srv)
+	} else {
+		tok := o.token
+		if tok == nil {
+			kind := o.kind
+			if kind == "" {
+				kind = pdpptest.TokenClient
+			}
+			tok = func(s *pdpptest.Server) string { return s.Token(kind) }
+		}
+		c, err := rs.New(rs.Options{BaseURL: srv.URL(), Token: func() string { return tok(srv) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.CloseIdleConnections)
+		client = c
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "tools-test", Version: "v0"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	tools.Register(s, &tools.Env{RS: client, ProviderURL: srv.URL(), Capabilities: o.cache})
+	h := &harness{rs: srv, cs: connect(t, s), tools: map[string]*mcp.Tool{}, outputs: map[string]*jsonschema.Resolved{}}
+	ctx := context.Background()
+	for tool, err := range h.cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.tools[tool.Name] = tool
+		if tool.OutputSchema != nil {
+			h.outputs[tool.Name] = resolve(t, tool.OutputSchema)
+		}
+	}
+	srv.ResetRequests()
+	return h
+}
+
+// connect connects an in-memory client to s (server first, as the SDK
+// requires).
+func connect(t testing.TB, s *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tools-test-client", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func resolve(t testing.TB, schema any) *jsonschema.Resolved {
+	t.Helper()
+	b, err := json.Marshal(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// call calls a tool through the go-sdk client and checks what every client
+// relies on: no protocol error, exactly one text block, and
+// structuredContent, when present, valid against the advertised output
+// schema (the official TypeScript client checks this even on error results).
+// Successes must carry structuredContent; errors must not.
+func (h *harness) call(t testing.TB, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d content blocks, want 1", name, len(res.Content))
+	}
+	if _, ok := res.Content[0].(*mcp.TextContent); !ok {
+		t.Fatalf("%s: content[0] is %T, want text", name, res.Content[0])
+	}
+	switch {
+	case res.IsError && res.StructuredContent != nil:
+		t.Fatalf("%s: error result carries structuredContent %v", name, res.StructuredContent)
+	case !res.IsError && res.StructuredContent == nil:
+		t.Fatalf("%s: successful result without structuredContent", name)
+	case res.StructuredContent != nil:
+		if err := h.outputs[name].Validate(res.StructuredContent); err != nil {
+			t.Fatalf("%s: structuredContent does not match the output schema: %v", name, err)
+		}
+	}
+	return res
+}
+
+func text(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
+
+// structured re-encodes structuredContent as the client received it.
+func structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	m, ok := res.StructuredContent.(map[string]any)
+	if !ok {
+		t.Fatalf("structuredContent is %T, want an object", res.StructuredContent)
+	}
+	return m
+}
+
+// rsCall is one request the double received, decoded.
+type rsCall struct {
+	Path  string
+	Query [][2]string // in wire order
+}
+
+func (h *harness) requests(t testing.TB) []rsCall {
+	t.Helper()
+	var out []rsCall
+	for _, r := range h.rs.Requests() {
+		c := rsCall{Path: r.Path}
+		if r.RawQuery != "" {
+			for _, kv := range strings.Split(r.RawQuery, "&") {
+				k, v, _ := strings.Cut(kv, "=")
+				dk, err1 := url.QueryUnescape(k)
+				dv, err2 := url.QueryUnescape(v)
+				if err1 != nil || err2 != nil {
+					t.Fatalf("undecodable query %q", r.RawQuery)
+				}
+				c.Query = append(c.Query, [2]string{dk, dv})
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (c rsCall) String() string {
+	var parts []string
+	for _, kv := range c.Query {
+		parts = append(parts, kv[0]+"="+kv[1])
+	}
+	if len(parts) == 0 {
+		return c.Path
+	}
+	return c.Path + "?" + strings.Join(parts, "&")
+}

@@ -1,0 +1,132 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+const queryRecordsInput = `{
+ "type": "object",
+ "properties": {
+  "stream": ` + streamProp + `,
+  "limit": ` + limitProp + `,
+  "cursor": {"type": "string", "minLength": 1, "description": "next_cursor of the previous page, unchanged."},
+  "order": {"type": "string", "enum": ["asc", "desc"], "description": "Legacy direction; prefer sort."},
+  "sort": {"type": "string", "minLength": 1, "description": "cursor_field, or -cursor_field for descending."},
+  "count": {"type": "string", "enum": ["none", "estimated", "exact"], "description": "Also return the total matching records."},
+  "filter": ` + filterProp + `,
+  "fields": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Top-level fields to return."},
+  "view": {"type": "string", "minLength": 1, "description": "A named view (schema detail full); not with fields."},
+  "expand": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Relations to embed, from expand= in schema(stream)."},
+  "expand_limit": {"type": "object", "minProperties": 1, "propertyNames": {"minLength": 1, "pattern": "^[^\\[\\]]+$"}, "additionalProperties": {"type": "integer", "minimum": 1}, "description": "Per-relation cap, e.g. {\"attachments\": 3}; relation must be in expand."},
+  "changes_since": {"type": "string", "minLength": 1, "description": "Incremental sync: beginning, or a saved next_changes_since. Do not pass an ISO timestamp."},
+  "connection_id": ` + connectionIDProp + `
+ },
+ "required": ["stream"],
+ "additionalProperties": false
+}`
+
+var queryRecordsTool = &spec[queryArgs]{
+	def: &mcp.Tool{
+		Name:  "query_records",
+		Title: "Query PDPP records",
+		Description: "List records of one stream (GET /v1/streams/{stream}/records). Read-only. " +
+			"Returns at most 25 records unless limit says otherwise (capped at 100); the text previews up to the first 5 " +
+			"with paging handles, structuredContent.data is the page as the RS sent it. Check fields and flags with schema(stream) first.",
+		Annotations:  readOnly("Query PDPP records"),
+		InputSchema:  mustSchema("query_records", queryRecordsInput),
+		OutputSchema: mustSchema("query_records", readOutput),
+	},
+	args: newArgSpec("query_records", queryRecordsInput, map[string]string{
+		"filter":       CodeInvalidFilter,
+		"expand_limit": CodeInvalidExpand,
+	}),
+	run: runQueryRecords,
+}
+
+type queryArgs struct {
+	Stream       string         `json:"stream"`
+	Limit        *float64       `json:"limit"`
+	Cursor       string         `json:"cursor"`
+	Order        string         `json:"order"`
+	Sort         string         `json:"sort"`
+	Count        string         `json:"count"`
+	Filter       filterArg      `json:"filter"`
+	Fields       []string       `json:"fields"`
+	View         string         `json:"view"`
+	Expand       []string       `json:"expand"`
+	ExpandLimit  expandLimitArg `json:"expand_limit"`
+	ChangesSince string         `json:"changes_since"`
+	ConnectionID string         `json:"connection_id"`
+}
+
+// query maps the arguments to RS parameters: plain arguments in schema
+// order, then filter entries, then expand_limit entries.
+func (a *queryArgs) query() rs.Query {
+	var q rs.Query
+	if a.Limit != nil {
+		q.Add("limit", strconv.Itoa(int(*a.Limit)))
+	}
+	add := func(k, v string) {
+		if v != "" {
+			q.Add(k, v)
+		}
+	}
+	add("cursor", a.Cursor)
+	add("order", a.Order)
+	add("sort", a.Sort)
+	add("count", a.Count)
+	for _, f := range a.Fields {
+		q.Add("fields", f)
+	}
+	add("view", a.View)
+	for _, e := range a.Expand {
+		q.Add("expand", e)
+	}
+	add("changes_since", a.ChangesSince)
+	add("connection_id", a.ConnectionID)
+	q = append(q, a.Filter...)
+	q = append(q, a.ExpandLimit...)
+	return q
+}
+
+func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallToolResult, error) {
+	if err := safeName("stream", a.Stream); err != nil {
+		return nil, err
+	}
+	for _, p := range a.ExpandLimit {
+		if rel := relation(p); !slices.Contains(a.Expand, rel) {
+			return nil, &toolError{Code: CodeInvalidExpand, Param: "expand_limit",
+				Message: fmt.Sprintf("expand_limit names relation %q, which is not in expand", rel),
+				Next:    fmt.Sprintf("add %q to expand, or drop it from expand_limit", rel)}
+		}
+	}
+	if len(a.Expand) > 0 {
+		if err := checkExpand(ctx, env, a.Stream, a.ConnectionID, a.Expand, a.ExpandLimit); err != nil {
+			return nil, err
+		}
+	}
+	path := rs.Path("v1", "streams", a.Stream, "records")
+	resp, err := env.RS.Get(ctx, path, a.query())
+	if err != nil {
+		return nil, err
+	}
+	body, err := objectBody(path, resp)
+	if err != nil {
+		return nil, err
+	}
+	text, ladder := recordsPreview(body, a.Stream, a.ConnectionID)
+	return success(text, &readResult{
+		Data:          json.RawMessage(body),
+		ContentLadder: ladder,
+		ProviderURL:   env.ProviderURL,
+		RequestID:     resp.RequestID,
+	}), nil
+}

@@ -1,0 +1,100 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// readResult is the structuredContent of the read tools. Data is the RS
+// body as raw bytes, so its key order survives; no decode/re-encode happens.
+type readResult struct {
+	Data          json.RawMessage `json:"data"`
+	ContentLadder json.RawMessage `json:"content_ladder,omitempty"`
+	// Legend explains the field capability flags (schema only).
+	Legend json.RawMessage `json:"field_capability_legend,omitempty"`
+	// Omitted says what a projection left out of Data and how to get it.
+	Omitted     string `json:"omitted,omitempty"`
+	ProviderURL string `json:"provider_url"`
+	RequestID   string `json:"request_id,omitempty"`
+}
+
+// success builds a successful result: one text block for the model and the
+// structured envelope.
+func success(text string, sc *readResult) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: sc,
+	}
+}
+
+// objectBody returns the RS answer's body when it is a JSON object. Any other
+// 2xx answer (204, a non-JSON page from a proxy, a bare array) cannot be the
+// RS read envelope the tools describe, so it is a transport-level failure
+// rather than a result that would break the output schema.
+func objectBody(path string, resp *rs.Response) ([]byte, error) {
+	body := bytes.TrimSpace(resp.Body)
+	// The RS client has already checked bodies declared as JSON; only other
+	// media types need a look here.
+	ct := resp.ContentType()
+	declaredJSON := ct == "application/json" || strings.HasSuffix(ct, "+json")
+	if len(body) > 0 && body[0] == '{' && (declaredJSON || json.Valid(body)) {
+		return body, nil
+	}
+	what := "an empty body"
+	switch {
+	case len(body) == 0:
+	case !json.Valid(body):
+		what = fmt.Sprintf("%d bytes of %s that are not JSON", len(body), orUnknown(resp.ContentType()))
+	default:
+		what = "JSON that is not an object"
+	}
+	return nil, &rs.TransportError{
+		Code: rs.CodeInvalidResponse, Status: resp.Status, RequestID: resp.RequestID,
+		Err: fmt.Errorf("GET %s: the resource server answered HTTP %d with %s, not a JSON object", path, resp.Status, what),
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "an unknown type"
+	}
+	return s
+}
+
+// jsonString quotes s as a JSON string without HTML escaping, for handles in
+// text (display_name="Work Gmail").
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// inline makes a value safe inside a space- and punctuation-delimited
+// handle: the separators ; , [ ] { } | and whitespace become _.
+func inline(s string) string {
+	if !strings.ContainsFunc(s, isInlineSeparator) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isInlineSeparator(r) {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+func isInlineSeparator(r rune) bool {
+	switch r {
+	case ';', ',', '[', ']', '{', '}', '|', ' ', '\t', '\n', '\r', '\v', '\f':
+		return true
+	}
+	return r < 0x20 || r == 0x7f
+}

@@ -1,0 +1,135 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+const schemaInput = `{
+ "type": "object",
+ "properties": {
+  "stream": {"type": "string", "minLength": 1, "description": "Stream name; adds its field flags, sort field, expand relations and aggregations."},
+  "connection_id": ` + connectionIDProp + `,
+  "detail": {"type": "string", "enum": ["compact", "full"], "description": "compact (default) or full: the raw RS schema of one stream, allowed only with stream."}
+ },
+ "additionalProperties": false
+}`
+
+var schemaTool = &spec[schemaArgs]{
+	def: &mcp.Tool{
+		Name:  "schema",
+		Title: "Get PDPP schema",
+		Description: "Discover the granted streams, fields and connections (GET /v1/schema). Read-only. " +
+			"Compact by default: schema -> schema(stream) -> schema(stream, connection_id) -> query_records. " +
+			`detail: "full" returns the raw schema and is allowed only with stream.`,
+		Annotations:  readOnly("Get PDPP schema"),
+		InputSchema:  mustSchema("schema", schemaInput),
+		OutputSchema: mustSchema("schema", schemaOutput),
+	},
+	args: newArgSpec("schema", schemaInput, nil),
+	run:  runSchema,
+}
+
+type schemaArgs struct {
+	Stream       string `json:"stream"`
+	ConnectionID string `json:"connection_id"`
+	Detail       string `json:"detail"`
+}
+
+// compactFallbackCodes are the 400 codes with which an RS that predates
+// view=compact refuses it; the tool then compacts the full schema itself.
+var compactFallbackCodes = map[string]bool{"bad_request": true, "invalid_request": true, "unsupported_query": true}
+
+func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResult, error) {
+	if a.Stream != "" {
+		if err := safeName("stream", a.Stream); err != nil {
+			return nil, err
+		}
+	}
+	path := rs.Path("v1", "schema")
+	if a.Detail == "full" {
+		if a.Stream == "" {
+			return nil, &toolError{Code: CodeInvalidArguments, Param: "detail",
+				Message: `detail "full" is allowed only with stream: the full schema of every granted stream is too large for one answer`,
+				Next:    `call schema() for the stream index, then schema(stream, connection_id, detail: "full") for one stream`}
+		}
+		q := rs.Query{{Key: "detail", Value: "full"}, {Key: "stream", Value: a.Stream}}
+		if a.ConnectionID != "" {
+			q.Add("connection_id", a.ConnectionID)
+		}
+		resp, err := env.RS.Get(ctx, path, q)
+		if err != nil {
+			return nil, err
+		}
+		body, err := objectBody(path, resp)
+		if err != nil {
+			return nil, err
+		}
+		doc := unwrapSchema(body)
+		return success(schemaText(doc, a.Stream, a.ConnectionID), &readResult{
+			Data:        json.RawMessage(withoutDuplicateStreams(doc)),
+			Legend:      json.RawMessage(legendJSON),
+			ProviderURL: env.ProviderURL,
+			RequestID:   resp.RequestID,
+		}), nil
+	}
+
+	var q rs.Query
+	if a.Stream != "" {
+		q = streamSchemaQuery(a.Stream, a.ConnectionID)
+	} else {
+		q = rs.Query{{Key: "view", Value: "compact"}}
+		if a.ConnectionID != "" {
+			q.Add("connection_id", a.ConnectionID)
+		}
+	}
+	resp, err := env.RS.Get(ctx, path, q)
+	var re *rs.Error
+	if errors.As(err, &re) && re.Status == 400 && (compactFallbackCodes[re.Code] || compactFallbackCodes[re.Type]) {
+		// An RS without the compact view: read the full schema (same scope)
+		// and project it here.
+		env.Logger.DebugContext(ctx, "schema: view=compact refused, compacting locally", "code", re.Code)
+		resp, err = env.RS.Get(ctx, path, withoutKey(q, "view"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	body, err := objectBody(path, resp)
+	if err != nil {
+		return nil, err
+	}
+	doc := unwrapSchema(body)
+	sc := &readResult{ProviderURL: env.ProviderURL, RequestID: resp.RequestID}
+	switch {
+	case a.Stream != "" && doc.Get("detail").String() == "compact":
+		// The RS compacted and scoped it: pass it on unchanged, and keep it
+		// for the expand check of a following query_records.
+		sc.Data = json.RawMessage(doc.Raw)
+		sc.Legend = json.RawMessage(legendJSON)
+		env.Capabilities.put(capabilityKey{a.Stream, a.ConnectionID}, []byte(doc.Raw))
+	case a.Stream != "":
+		sc.Data = json.RawMessage(projectSchema(doc, true))
+		sc.Legend = json.RawMessage(legendJSON)
+	default:
+		// Global discovery stays an index; per-field detail is one call away.
+		sc.Data = json.RawMessage(projectSchema(doc, false))
+		sc.Omitted = "per-stream field_capabilities and expand_capabilities; call schema with stream for them"
+	}
+	text := schemaText(unwrapSchema(sc.Data), a.Stream, a.ConnectionID)
+	return success(text, sc), nil
+}
+
+func withoutKey(q rs.Query, key string) rs.Query {
+	out := make(rs.Query, 0, len(q))
+	for _, p := range q {
+		if p.Key != key {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Schema fragments shared by several tools. They are spliced into each
+// tool's input schema text, which stays readable as the JSON clients see.
+// Cross-tool guidance lives in the server instructions, not here: every byte
+// of these fragments is repeated once per tool in tools/list.
+const (
+	connectionIDProp = `{"type": "string", "minLength": 1, "description": "Source connection: a connection_id from schema or from an error's available_connections (not grant_id)."}`
+
+	streamProp = `{"type": "string", "minLength": 1, "description": "Stream name from schema."}`
+
+	limitProp = `{"type": "integer", "minimum": 1, "maximum": 100, "description": "Page size, 1-100 (RS default 25)."}`
+
+	// filterProp advertises the typed filter. Values are checked by
+	// parseFilter, which gives more precise errors than the schema can.
+	filterProp = `{
+   "type": "object",
+   "minProperties": 1,
+   "propertyNames": {"minLength": 1, "pattern": "^[^\\[\\]]+$"},
+   "additionalProperties": {"anyOf": [
+     {"type": "string"}, {"type": "number"}, {"type": "boolean"},
+     {"type": "object", "minProperties": 1, "additionalProperties": false, "properties": {"gte": {}, "gt": {}, "lte": {}, "lt": {}}}
+   ]},
+   "description": "Typed filter object, never a string: {\"field\": value} matches exactly, {\"field\": {\"gte\": v, \"lt\": v}} is a range; fields are ANDed. Use fields flagged eq or r in schema(stream)."
+  }`
+)
+
+// readOutput is the output schema of the read tools that return an RS
+// envelope. Error results carry no structuredContent, so it describes
+// successes only.
+const readOutput = `{
+ "type": "object",
+ "properties": {
+  "data": {"type": "object", "description": "The resource server's answer, unchanged."},
+  "content_ladder": {"type": "object"},
+  "provider_url": {"type": "string"},
+  "request_id": {"type": "string"}
+ },
+ "required": ["data", "provider_url"]
+}`
+
+const schemaOutput = `{
+ "type": "object",
+ "properties": {
+  "data": {"type": "object", "description": "The schema document; compact unless detail is full."},
+  "field_capability_legend": {"type": "object"},
+  "omitted": {"type": "string"},
+  "provider_url": {"type": "string"},
+  "request_id": {"type": "string"}
+ },
+ "required": ["data", "provider_url"]
+}`
+
+// mustSchema parses a hand-written schema once, at package initialisation.
+// The shared *jsonschema.Schema values are handed to every server, so adding
+// the tools to a new server does no schema work.
+func mustSchema(tool, text string) *jsonschema.Schema {
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(text), &s); err != nil {
+		panic(fmt.Sprintf("tools: %s schema: %v", tool, err))
+	}
+	if _, err := s.Resolve(nil); err != nil {
+		panic(fmt.Sprintf("tools: %s schema: %v", tool, err))
+	}
+	return &s
+}
