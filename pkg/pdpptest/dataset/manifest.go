@@ -15,7 +15,10 @@ type Manifest struct {
 	ConnectorID  string
 	ConnectorKey string
 	DisplayName  string
-	Streams      []*StreamDecl
+	// MaxStalenessSeconds is capabilities.refresh_policy.maximum_staleness_seconds
+	// (0 when undeclared): how old data may be and still count as current.
+	MaxStalenessSeconds int
+	Streams             []*StreamDecl
 }
 
 // Stream returns the declaration of the named stream, or nil.
@@ -230,15 +233,23 @@ func ObjectMembers(raw []byte) ([]Member, error) {
 // ParseManifest reads a connector manifest.
 func ParseManifest(raw []byte) (*Manifest, error) {
 	var doc struct {
-		ConnectorID  string            `json:"connector_id"`
-		ConnectorKey string            `json:"connector_key"`
-		DisplayName  string            `json:"display_name"`
-		Streams      []json.RawMessage `json:"streams"`
+		ConnectorID  string `json:"connector_id"`
+		ConnectorKey string `json:"connector_key"`
+		DisplayName  string `json:"display_name"`
+		Capabilities struct {
+			RefreshPolicy struct {
+				MaxStaleness int `json:"maximum_staleness_seconds"`
+			} `json:"refresh_policy"`
+		} `json:"capabilities"`
+		Streams []json.RawMessage `json:"streams"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
-	m := &Manifest{ConnectorID: doc.ConnectorID, ConnectorKey: doc.ConnectorKey, DisplayName: doc.DisplayName}
+	m := &Manifest{
+		ConnectorID: doc.ConnectorID, ConnectorKey: doc.ConnectorKey, DisplayName: doc.DisplayName,
+		MaxStalenessSeconds: doc.Capabilities.RefreshPolicy.MaxStaleness,
+	}
 	for i, sr := range doc.Streams {
 		s, err := parseStreamDecl(sr)
 		if err != nil {
