@@ -24,8 +24,12 @@ const (
 	TokenUnknown TokenKind = "unknown"     // an unregistered token: 401
 )
 
-// tokenKinds lists every kind in a stable order (for the command and docs).
+// tokenKinds lists every kind in a stable order.
 var tokenKinds = []TokenKind{TokenOwner, TokenClient, TokenPackage, TokenRevoked, TokenExpired, TokenUnknown}
+
+// TokenKinds returns every token kind the double issues at start, in a stable
+// order.
+func TokenKinds() []TokenKind { return append([]TokenKind(nil), tokenKinds...) }
 
 // introspection is what the double knows about a token, shaped like an RFC 7662
 // answer with the PDPP extensions (Core §8).
