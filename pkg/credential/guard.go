@@ -96,7 +96,7 @@ func (g *Guard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response,
 	for range maxAttempts {
 		s := g.h.load()
 		if v := g.verdict.Load(); v == nil || v.gen != s.gen {
-			if err := g.probe(ctx, s); err != nil {
+			if err := g.probe(ctx, s, true); err != nil {
 				return nil, err
 			}
 			continue
@@ -123,7 +123,7 @@ func (g *Guard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response,
 // when the RS could not answer; Get then checks again before the first read.
 func (g *Guard) Probe(ctx context.Context) error {
 	s := g.h.load()
-	err := g.probe(ctx, s)
+	err := g.probe(ctx, s, false)
 	if rsErr := rejection(err); rsErr != nil {
 		return errRejected(s.cred.ProviderURL, s.cred.File, rsErr)
 	}
@@ -138,14 +138,18 @@ func (g *Guard) Probe(ctx context.Context) error {
 
 // probe records the token kind of generation s. It returns nil without a
 // verdict when the credential changed meanwhile; the caller then looks again.
-func (g *Guard) probe(ctx context.Context, s *held) error {
+// In a session (Get), a rejected token makes it re-read the cache and an owner
+// verdict is logged; the start-up Probe reports both to its caller instead.
+func (g *Guard) probe(ctx context.Context, s *held, inSession bool) error {
 	resp, err := g.rs.Get(ctx, "/v1/schema", rs.Query{{Key: "view", Value: "compact"}})
 	if g.h.load().gen != s.gen {
 		return nil
 	}
 	if err != nil {
 		if rsErr := rejection(err); rsErr != nil {
-			g.reload(s, rsErr)
+			if inSession {
+				g.reload(s, rsErr)
+			}
 			return err
 		}
 		var rsErr *rs.Error
@@ -162,8 +166,9 @@ func (g *Guard) probe(ctx context.Context, s *held) error {
 	}
 	owner := strings.EqualFold(strings.TrimSpace(kind.Str), "owner")
 	g.verdict.Store(&verdict{gen: s.gen, owner: owner})
-	if owner {
-		g.log.Error("refusing owner token", "credential", s.cred, "source", "GET /v1/schema bearer.token_kind")
+	if owner && inSession {
+		g.log.Error("refusing owner token: every tool call fails until pdpp-mcp restarts with a grant-scoped credential",
+			"credential", s.cred, "source", "GET /v1/schema bearer.token_kind")
 	}
 	return nil
 }

@@ -1,0 +1,305 @@
+// Command bench-startup measures the pdpp-mcp process: cold start (process
+// spawn until the tools/list answer arrives) against a running resource server
+// and with --demo, and resident memory after a run of tool calls.
+//
+//	go run ./scripts/bench-startup            # builds ./cmd/pdpp-mcp first
+//	go run ./scripts/bench-startup -runs 50 -calls 1000 -bin ./pdpp-mcp
+//
+// The running resource server is pkg/pdpptest, started in this process on
+// 127.0.0.1 with a cached client credential, as `pdpp connect` would leave it.
+// Memory is read from /proc/<pid>/status (VmRSS now, VmHWM the peak), so the
+// memory rows need Linux.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+)
+
+func main() {
+	if err := benchmark(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-startup:", err)
+		os.Exit(1)
+	}
+}
+
+func benchmark() error {
+	runs := flag.Int("runs", 30, "cold starts per mode (after one warm-up)")
+	calls := flag.Int("calls", 1000, "tool calls before reading resident memory")
+	bin := flag.String("bin", "", "pdpp-mcp binary to measure (default: build ./cmd/pdpp-mcp)")
+	flag.Parse()
+
+	tmp, err := os.MkdirTemp("", "bench-startup-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if *bin == "" {
+		*bin = filepath.Join(tmp, "pdpp-mcp")
+		build := exec.Command("go", "build", "-o", *bin, "./cmd/pdpp-mcp")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+	}
+
+	srv, err := pdpptest.Start(pdpptest.Options{})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	root := filepath.Join(tmp, "cache")
+	if err := cacheToken(root, srv.URL(), srv.Token(pdpptest.TokenClient)); err != nil {
+		return err
+	}
+
+	modes := []struct {
+		name string
+		args []string
+	}{
+		{"running RS", []string{"--provider-url", srv.URL(), "--cache-root", root, "--log-level", "error"}},
+		{"--demo", []string{"--demo", "--log-level", "error"}},
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "mode\tcold start p50\tp90\tmin\tmax\truns\t\n")
+	for _, m := range modes {
+		var ds []time.Duration
+		for i := range *runs + 1 {
+			d, err := coldStart(*bin, m.args)
+			if err != nil {
+				return fmt.Errorf("%s: %w", m.name, err)
+			}
+			if i > 0 { // the first run warms the page cache
+				ds = append(ds, d)
+			}
+		}
+		slices.Sort(ds)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t\n", m.name, ms(ds[len(ds)/2]), ms(ds[len(ds)*9/10]), ms(ds[0]), ms(ds[len(ds)-1]), len(ds))
+	}
+	fmt.Fprintf(tw, "\t\t\t\t\t\t\n")
+	fmt.Fprintf(tw, "mode\tRSS after start\tRSS after calls\tpeak (VmHWM)\tcalls\terror results\t\n")
+	for _, m := range modes {
+		r, err := memory(*bin, m.args, *calls)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t\n", m.name, mib(r.start), mib(r.end), mib(r.peak), *calls, r.errors)
+	}
+	return tw.Flush()
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+func mib(kb int64) string       { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
+
+// cacheToken writes the credential file `pdpp connect` would write.
+func cacheToken(root, providerURL, token string) error {
+	c, err := credential.Open(root, providerURL)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(c.File), 0o700); err != nil {
+		return err
+	}
+	body := `{"provider_url":"` + c.ProviderURL + `","scope":"pdpp:read","credential":{"access_token":"` + token + `","token_type":"Bearer"}}`
+	return os.WriteFile(c.File, []byte(body), 0o600)
+}
+
+// proc is a running pdpp-mcp with line-oriented JSON-RPC pipes.
+type proc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer // shown only when something fails
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	nextID int
+}
+
+func start(bin string, args []string) (*proc, error) {
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &proc{cmd: cmd, stderr: &stderr, stdout: bufio.NewReaderSize(out, 1<<20), stdin: in}, nil
+}
+
+// call sends one request and returns its answer.
+func (p *proc) call(method, params string) (gjson.Result, error) {
+	p.nextID++
+	id := p.nextID
+	if _, err := fmt.Fprintf(p.stdin, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params); err != nil {
+		return gjson.Result{}, err
+	}
+	for {
+		line, err := p.stdout.ReadBytes('\n')
+		if err != nil {
+			return gjson.Result{}, fmt.Errorf("%s: %w (stderr: %s)", method, err, strings.TrimSpace(p.stderr.String()))
+		}
+		msg := gjson.ParseBytes(line)
+		if msg.Get("id").Int() != int64(id) {
+			continue // a notification or something else
+		}
+		if e := msg.Get("error"); e.Exists() {
+			return gjson.Result{}, fmt.Errorf("%s: %s", method, e.Raw)
+		}
+		return msg.Get("result"), nil
+	}
+}
+
+func (p *proc) notify(method string) error {
+	_, err := fmt.Fprintf(p.stdin, `{"jsonrpc":"2.0","method":%q,"params":{}}`+"\n", method)
+	return err
+}
+
+func (p *proc) initialize() error {
+	if _, err := p.call("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench-startup","version":"0"}}`); err != nil {
+		return err
+	}
+	return p.notify("notifications/initialized")
+}
+
+// stop closes stdin and waits for a clean exit.
+func (p *proc) stop() error {
+	p.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		return errors.New("did not exit after stdin closed")
+	}
+}
+
+func coldStart(bin string, args []string) (time.Duration, error) {
+	t0 := time.Now()
+	p, err := start(bin, args)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.initialize(); err != nil {
+		p.stop()
+		return 0, err
+	}
+	if _, err := p.call("tools/list", `{}`); err != nil {
+		p.stop()
+		return 0, err
+	}
+	d := time.Since(t0)
+	return d, p.stop()
+}
+
+type memResult struct {
+	start, end, peak int64 // KiB
+	errors           int
+}
+
+func memory(bin string, args []string, calls int) (memResult, error) {
+	var r memResult
+	p, err := start(bin, args)
+	if err != nil {
+		return r, err
+	}
+	defer p.stop()
+	if err := p.initialize(); err != nil {
+		return r, err
+	}
+	if _, err := p.call("tools/list", `{}`); err != nil {
+		return r, err
+	}
+	if r.start, _, err = procMemory(p.cmd.Process.Pid); err != nil {
+		return r, err
+	}
+	// Pick a stream and connection from the schema tool itself, so the mix
+	// works with whatever dataset the server reads.
+	sch, err := p.call("tools/call", `{"name":"schema","arguments":{}}`)
+	if err != nil {
+		return r, err
+	}
+	conn := sch.Get("structuredContent.data.connectors.0")
+	scope := ""
+	if cid := conn.Get("granted_connections.0.connection_id").String(); cid != "" {
+		scope = `,"connection_id":` + strconv.Quote(cid)
+	}
+	// Use the first stream that can be counted, so every call in the mix is
+	// one that succeeds.
+	stream := ""
+	for _, st := range conn.Get("streams.#.name").Array() {
+		res, err := p.call("tools/call", `{"name":"aggregate","arguments":{"stream":`+strconv.Quote(st.String())+`,"metric":"count"`+scope+`}}`)
+		if err != nil {
+			return r, err
+		}
+		if !res.Get("isError").Bool() {
+			stream = st.String()
+			break
+		}
+	}
+	if stream == "" {
+		return r, errors.New("no stream of the schema answers aggregate count")
+	}
+	mix := []string{
+		`{"name":"schema","arguments":{}}`,
+		`{"name":"schema","arguments":{"stream":` + strconv.Quote(stream) + scope + `}}`,
+		`{"name":"query_records","arguments":{"stream":` + strconv.Quote(stream) + `,"limit":5` + scope + `}}`,
+		`{"name":"aggregate","arguments":{"stream":` + strconv.Quote(stream) + `,"metric":"count"` + scope + `}}`,
+	}
+	for i := range calls {
+		res, err := p.call("tools/call", mix[i%len(mix)])
+		if err != nil {
+			return r, err
+		}
+		if res.Get("isError").Bool() {
+			r.errors++
+		}
+	}
+	r.end, r.peak, err = procMemory(p.cmd.Process.Pid)
+	return r, err
+}
+
+// procMemory reads VmRSS and VmHWM (KiB) of a process.
+func procMemory(pid int) (rss, hwm int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("read memory (Linux only): %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			hwm = n
+		}
+	}
+	return rss, hwm, nil
+}
