@@ -1,0 +1,69 @@
+// Package evidence decides what a model sees of PDPP records: bounded record
+// previews, content ladders (how to read what a preview left out), binary
+// detection, titles and snippets. Tools share it so every tool cuts, labels and
+// continues records the same way.
+//
+// It works on raw RS JSON with gjson: authored key order is kept and nothing is
+// decoded into maps and re-marshalled.
+//
+// # Characters
+//
+// Field lengths, offsets and value cuts count Unicode code points, the unit
+// the RS uses for offset_chars, size and window bounds in the field-window
+// route. (The TypeScript adapter counted UTF-16 code units, which disagrees with
+// the RS on characters outside the Basic Multilingual Plane, so a continuation it
+// computed could land one unit off per emoji.) A cut never splits a code point;
+// invalid UTF-8 bytes count one each.
+//
+// Whole-text budgets (the record preview) are enforced in UTF-8 bytes, which
+// bounds the characters as well: a 1,792-byte preview is also at most 1,792
+// characters, and multi-byte data cannot push the wire size over the budget.
+package evidence
+
+import "unicode/utf8"
+
+// Ellipsis marks every cut.
+const Ellipsis = "…"
+
+// Len returns the length of s in code points, as the RS counts characters.
+func Len(s string) int { return utf8.RuneCountInString(s) }
+
+// Cut returns s when it has at most n code points. Otherwise it returns the
+// first n-1 code points followed by "…" (n code points in all) and true. n < 1
+// yields "" (and true when s is not empty).
+func Cut(s string, n int) (string, bool) {
+	if n < 1 {
+		return "", s != ""
+	}
+	if len(s) <= n { // bytes ≥ code points, so this is the common fast path
+		return s, false
+	}
+	count := 0
+	cutAt := -1
+	for i := range s {
+		if count == n-1 {
+			cutAt = i
+		}
+		if count == n {
+			return s[:cutAt] + Ellipsis, true
+		}
+		count++
+	}
+	return s, false
+}
+
+// cutBytes returns the longest prefix of s that, followed by "…", fits in max
+// bytes, never splitting a code point. It assumes len(s) > max.
+func cutBytes(s string, max int) string {
+	room := max - len(Ellipsis)
+	if room <= 0 {
+		return ""
+	}
+	if room >= len(s) {
+		return s
+	}
+	for room > 0 && !utf8.RuneStart(s[room]) {
+		room--
+	}
+	return s[:room] + Ellipsis
+}

@@ -1,0 +1,284 @@
+package evidence
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// TitleOptions configure Title.
+type TitleOptions struct {
+	// PrimaryTitleField is the field the stream's schema declares with
+	// x_pdpp_role "primary-title", if the caller knows it.
+	PrimaryTitleField string
+	// EventTimeField is the field declared with x_pdpp_role "event-time".
+	EventTimeField string
+	// Stream is used when the record does not name its stream.
+	Stream string
+	// Fallback is the title when nothing else is available (usually the id).
+	Fallback string
+}
+
+// titleFields are read, in order, when no primary-title field is declared.
+var titleFields = [...]string{"title", "name", "subject", "summary"}
+
+// authoredTimes are when the content happened, preferred over emitted_at
+// (when the RS ingested it).
+var authoredTimes = [...]string{
+	"sent_at", "sentAt", "received_at", "receivedAt", "authored_at", "authoredAt",
+	"created_at", "createdAt", "source_created_at", "sourceCreatedAt", "occurred_at", "occurredAt",
+	"published_at", "publishedAt", "date", "updated_at", "updatedAt",
+}
+
+// Title returns a readable identity for a record wrapper or search hit, on one
+// line: the declared primary-title value, else title|name|subject|summary (of
+// the record's data, then of the record), else "<source> / <stream> /
+// <timestamp>" with the parts that exist, else opts.Fallback. It never uses a
+// snippet.
+func Title(rec gjson.Result, opts TitleOptions) string {
+	data := payload(rec)
+	if opts.PrimaryTitleField != "" {
+		if t := oneLine(firstString(data, opts.PrimaryTitleField)); t != "" {
+			return t
+		}
+	}
+	for _, v := range [...]gjson.Result{data, rec} {
+		if t := oneLine(firstString(v, titleFields[:]...)); t != "" {
+			return t
+		}
+	}
+	stream := firstString(rec, "stream", "stream_name")
+	if stream == "" {
+		stream = opts.Stream
+	}
+	var parts []string
+	for _, p := range [...]string{SourceLabel(rec), stream, Timestamp(rec, opts.EventTimeField)} {
+		if p = oneLine(p); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) > 0 {
+		return strings.Join(parts, " / ")
+	}
+	return opts.Fallback
+}
+
+// SourceLabel names where a record came from: display_name, else the short
+// connector key, else the connection id ("" when none is known).
+func SourceLabel(rec gjson.Result) string {
+	for _, v := range [...]gjson.Result{rec, rec.Get("data"), rec.Get("source")} {
+		if s := firstString(v, "display_name"); s != "" {
+			return s
+		}
+	}
+	for _, v := range [...]gjson.Result{rec, rec.Get("data"), rec.Get("source")} {
+		if s := firstString(v, "connector_key", "connector_id"); s != "" {
+			return ShortConnectorKey(s)
+		}
+	}
+	return firstString(rec, "connection_id", "connector_instance_id")
+}
+
+// Timestamp returns the record's most meaningful time: the declared
+// event-time field, else the first authored time (sent_at, received_at,
+// authored_at, created_at, …) on the record and then in its data, else
+// emitted_at. "" when there is none.
+func Timestamp(rec gjson.Result, eventTimeField string) string {
+	data := payload(rec)
+	if eventTimeField != "" {
+		if t := firstString(data, eventTimeField); t != "" {
+			return t
+		}
+	}
+	levels := []gjson.Result{rec}
+	if data.Raw != rec.Raw {
+		levels = append(levels, data)
+	}
+	for _, v := range levels {
+		if t := firstString(v, authoredTimes[:]...); t != "" {
+			return t
+		}
+	}
+	for _, v := range levels {
+		if t := firstString(v, "emitted_at", "emittedAt"); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// ShortConnectorKey returns the short key of a connector: the last path
+// segment of a registry URI ("https://registry.pdpp.dev/connectors/gmail" →
+// "gmail"), or the key unchanged.
+func ShortConnectorKey(key string) string {
+	if !strings.Contains(key, "://") {
+		return key
+	}
+	rest := key
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	rest = strings.TrimRight(rest, "/")
+	if i := strings.LastIndexByte(rest, '/'); i >= 0 && i+1 < len(rest) && !strings.HasSuffix(rest[:i], ":/") {
+		return rest[i+1:]
+	}
+	return key
+}
+
+// oneLine collapses whitespace and control characters to single spaces and
+// trims the ends.
+func oneLine(s string) string {
+	if s == "" {
+		return ""
+	}
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+const (
+	markOpen  = "<mark>"
+	markClose = "</mark>"
+)
+
+// Snippet shapes highlighted search text for one line of model-visible text:
+// whitespace and control characters collapse to single spaces, <mark> tags are
+// balanced (a stray </mark> or nested <mark> is dropped, an unclosed one is
+// closed, an empty pair removed), and the result has at most max code points,
+// tags included. When cut it ends in "…" and never leaves a <mark> open.
+func Snippet(s string, max int) string {
+	norm := balanceMarks(s)
+	if Len(norm) <= max {
+		return norm
+	}
+	if max < 1 {
+		return ""
+	}
+	var b []byte
+	used, open, openAt := 0, false, -1
+	for i := 0; i < len(norm); {
+		switch {
+		case strings.HasPrefix(norm[i:], markOpen):
+			// room for the tag, one character, the closing tag and the ellipsis
+			if used+len(markOpen)+1+len(markClose)+1 > max {
+				return finish(b, open, openAt)
+			}
+			openAt = len(b)
+			b = append(b, markOpen...)
+			used += len(markOpen)
+			open = true
+			i += len(markOpen)
+		case strings.HasPrefix(norm[i:], markClose):
+			b = append(b, markClose...) // its room was reserved when the tag opened
+			used += len(markClose)
+			open, openAt = false, -1
+			i += len(markClose)
+		default:
+			reserve := 1
+			if open {
+				reserve += len(markClose)
+			}
+			if used+1+reserve > max {
+				return finish(b, open, openAt)
+			}
+			_, size := utf8.DecodeRuneInString(norm[i:])
+			b = append(b, norm[i:i+size]...)
+			used++
+			openAt = -1
+			i += size
+		}
+	}
+	return finish(b, open, openAt)
+}
+
+// finish closes a cut snippet: an open mark with no text yet is dropped, any
+// other open mark is closed, and the ellipsis follows.
+func finish(b []byte, open bool, openAt int) string {
+	if open {
+		if openAt >= 0 {
+			b = b[:openAt]
+		} else {
+			b = append(b, markClose...)
+		}
+	}
+	return strings.TrimRight(string(b), " ") + Ellipsis
+}
+
+// balanceMarks normalises whitespace and makes <mark> tags balanced.
+func balanceMarks(s string) string {
+	var b []byte
+	open, space, openAt := false, false, -1
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], markOpen):
+			i += len(markOpen)
+			if open {
+				continue
+			}
+			if space {
+				b = append(b, ' ')
+				space = false
+			}
+			openAt = len(b)
+			b = append(b, markOpen...)
+			open = true
+		case strings.HasPrefix(s[i:], markClose):
+			i += len(markClose)
+			if !open {
+				continue
+			}
+			if openAt >= 0 { // nothing inside: drop the pair
+				b = b[:openAt]
+			} else {
+				b = append(b, markClose...)
+			}
+			open, openAt = false, -1
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			if unicode.IsSpace(r) || unicode.IsControl(r) {
+				space = len(b) > 0
+				continue
+			}
+			if space {
+				b = append(b, ' ')
+				space = false
+			}
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = utf8.AppendRune(b, r)
+			}
+			openAt = -1
+		}
+	}
+	if open {
+		if openAt >= 0 {
+			b = b[:openAt]
+		} else {
+			b = append(b, markClose...)
+		}
+	}
+	return string(b)
+}
+
+// PlainSnippet is Snippet with the <mark> tags removed: plain prose.
+func PlainSnippet(s string, max int) string {
+	norm := balanceMarks(s)
+	norm = strings.ReplaceAll(strings.ReplaceAll(norm, markOpen, ""), markClose, "")
+	out, _ := Cut(norm, max)
+	return out
+}

@@ -1,0 +1,421 @@
+package evidence
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// Ladder bounds and the vocabulary shared with the TypeScript adapter.
+const (
+	LadderRecords      = 5    // entries per record_set or search_results ladder
+	LadderTextFields   = 5    // field_windows per entry
+	LadderJSONFields   = 8    // json_fields per entry
+	LadderBinaryFields = 5    // binary_fields per entry
+	WindowChars        = 4096 // limit_chars in read_record_field args
+	JSONPreviewChars   = 512  // preview_text of a json field
+
+	KindRecordSet     = "record_set"
+	KindRecord        = "record"
+	KindSearchResults = "search_results"
+
+	ToolReadRecordField = "read_record_field"
+	ToolFetch           = "fetch"
+
+	StatusComplete   = "complete"
+	StatusTruncated  = "truncated"
+	StatusBinaryOnly = "binary-only"
+
+	// LiveLookup: handles are continuation state, not authorization; every
+	// follow-up is re-authorised by the RS under the same grant.
+	LiveLookup = "live_lookup"
+)
+
+// Ladder is the content ladder of a page of records or search hits: per
+// record, how to read what the text left out. It marshals with a stable key
+// order for structuredContent.content_ladder.
+type Ladder struct {
+	Kind     string  `json:"kind"`
+	ReadTool string  `json:"read_tool"`
+	Records  []Entry `json:"records"`
+	// MoreRecords counts records of the page without an entry (beyond LadderRecords).
+	MoreRecords int `json:"more_records,omitempty"`
+	// WithoutID counts records that carry no usable id and so have no entry.
+	WithoutID int      `json:"records_without_id,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
+}
+
+// Entry is one record's rung: its id and every way to read more of it.
+type Entry struct {
+	// Kind and ReadTool are set only on a standalone entry (fetch).
+	Kind            string        `json:"kind,omitempty"`
+	ReadTool        string        `json:"read_tool,omitempty"`
+	ID              string        `json:"id"`
+	ConnectionID    NullString    `json:"connection_id"`
+	Stream          string        `json:"stream"`
+	RecordID        string        `json:"record_id"`
+	HandleSemantics string        `json:"handle_semantics"`
+	FieldWindows    []TextField   `json:"field_windows"`
+	JSONFields      []JSONField   `json:"json_fields"`
+	BinaryFields    []BinaryField `json:"binary_fields"`
+	// MoreFields counts readable fields not listed (over a per-kind bound, or
+	// named so that no tool argument can carry them); Notes say how to get them.
+	MoreFields int      `json:"more_fields,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
+}
+
+// TextField is a string field readable in windows with read_record_field.
+type TextField struct {
+	FieldPath       string `json:"field_path"`
+	TextLike        bool   `json:"text_like"`
+	HandleSemantics string `json:"handle_semantics"`
+	PreviewStatus   string `json:"preview_status"`
+	// SizeChars is the field length in code points (unknown for search hits).
+	SizeChars   *int   `json:"size_chars,omitempty"`
+	PreviewText string `json:"preview_text,omitempty"`
+	Read        Read   `json:"read"`
+}
+
+// JSONField is an object or array field, continued with fetch(fields).
+type JSONField struct {
+	FieldPath       string `json:"field_path"`
+	JSONField       bool   `json:"json_field"`
+	TextLike        bool   `json:"text_like"`
+	HandleSemantics string `json:"handle_semantics"`
+	PreviewStatus   string `json:"preview_status"`
+	SizeChars       int    `json:"size_chars"`
+	PreviewText     string `json:"preview_text"`
+	Read            Read   `json:"read"`
+}
+
+// BinaryField is metadata of a binary field; its bytes never reach text. A
+// blob_ref's bytes are at FetchURL (GET /v1/blobs/{blob_id}); an inline base64
+// string has no separate address.
+type BinaryField struct {
+	FieldPath       string `json:"field_path"`
+	BinaryField     bool   `json:"binary_field"`
+	TextLike        bool   `json:"text_like"`
+	HandleSemantics string `json:"handle_semantics"`
+	PreviewStatus   string `json:"preview_status"`
+	BlobID          string `json:"blob_id,omitempty"`
+	MIMEType        string `json:"mime_type,omitempty"`
+	SizeBytes       *int64 `json:"size_bytes,omitempty"`
+	SHA256          string `json:"sha256,omitempty"`
+	FetchURL        string `json:"fetch_url,omitempty"`
+	Encoding        string `json:"encoding,omitempty"`
+	SizeChars       *int   `json:"size_chars,omitempty"`
+}
+
+// Read is a ready-to-send tool call.
+type Read struct {
+	Tool string   `json:"tool"`
+	Args ReadArgs `json:"args"`
+}
+
+// ReadArgs are the arguments of a read_record_field or fetch call, in a fixed
+// key order.
+type ReadArgs struct {
+	ID          string   `json:"id"`
+	FieldPath   string   `json:"field_path,omitempty"`
+	Fields      []string `json:"fields,omitempty"`
+	OffsetChars *int     `json:"offset_chars,omitempty"`
+	LimitChars  int      `json:"limit_chars,omitempty"`
+}
+
+// FieldRead returns the read_record_field call for a window of a field.
+func FieldRead(id, fieldPath string, offsetChars, limitChars int) Read {
+	return Read{Tool: ToolReadRecordField, Args: ReadArgs{ID: id, FieldPath: fieldPath, OffsetChars: &offsetChars, LimitChars: limitChars}}
+}
+
+// FetchFields returns the fetch call projecting a record to fields.
+func FetchFields(id string, fields ...string) Read {
+	return Read{Tool: ToolFetch, Args: ReadArgs{ID: id, Fields: fields}}
+}
+
+// NullString marshals "" as JSON null.
+type NullString string
+
+// MarshalJSON implements json.Marshaler.
+func (s NullString) MarshalJSON() ([]byte, error) {
+	if s == "" {
+		return []byte("null"), nil
+	}
+	return appendString(nil, string(s)), nil
+}
+
+// FieldPathOK reports whether name can be passed as a read_record_field
+// field_path and as a fetch fields entry: non-empty valid UTF-8 without control
+// characters, "/", "\" or "," (the RS splits fields on commas), not "." or "..",
+// and no surrounding spaces (the RS trims fields). Ladders list only such
+// fields; read_record_field should accept exactly these.
+func FieldPathOK(name string) bool {
+	if name == "" || name == "." || name == ".." || !utf8.ValidString(name) || strings.TrimSpace(name) != name {
+		return false
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || r == '/' || r == '\\' || r == ',' {
+			return false
+		}
+	}
+	return true
+}
+
+// identityFields are members of a record payload that repeat its identity.
+var identityFields = map[string]bool{"id": true, "record_id": true, "connection_id": true, "connector_instance_id": true}
+
+const (
+	noteNoConnection = "no connection_id is known for this record, so its id is the legacy stream:record_id form: " +
+		"on a grant with one connection it works as is; otherwise pass connection_id with fetch, " +
+		"and connection_id + stream + record_id instead of id with read_record_field"
+	noteMoreFields = "more fields than listed here: fetch the id to see every field"
+)
+
+// RecordEntry builds the rung of one RS record wrapper. Only members of the
+// record's "data" object are fields; a record without one (a tombstone) gets
+// an entry with no fields. It reports false when the record has no usable id.
+func RecordEntry(rec gjson.Result, scope Scope) (Entry, bool) {
+	id, ok := Identity(rec, scope)
+	if !ok {
+		return Entry{}, false
+	}
+	e := newEntry(id.String(), id.ConnectionID(), id.Stream(), id.RecordID())
+	data := rec.Get("data")
+	if !data.IsObject() {
+		return e, true
+	}
+	var texts []TextField
+	var jsons []JSONField
+	var unreadable int
+	data.ForEach(func(k, v gjson.Result) bool {
+		name := k.Str
+		if identityFields[name] {
+			return true
+		}
+		switch {
+		case v.Type == gjson.String && v.Str == "":
+			return true
+		case v.Type == gjson.String && IsBase64Blob(v.Str):
+			n := Len(v.Str)
+			e.BinaryFields = append(e.BinaryFields, BinaryField{FieldPath: name, BinaryField: true, HandleSemantics: LiveLookup,
+				PreviewStatus: StatusBinaryOnly, Encoding: "base64", SizeChars: &n})
+		case v.IsObject():
+			if blob, ok := BlobRef(v); ok {
+				e.BinaryFields = append(e.BinaryFields, blobField(name, blob))
+				return true
+			}
+			fallthrough
+		case v.IsArray():
+			if !hasEntries(v) {
+				return true
+			}
+			if !FieldPathOK(name) {
+				unreadable++
+				return true
+			}
+			visible := VisibleJSON(v)
+			preview, cut := Cut(visible, JSONPreviewChars)
+			jsons = append(jsons, JSONField{FieldPath: name, JSONField: true, HandleSemantics: LiveLookup,
+				PreviewStatus: status(cut), SizeChars: Len(visible), PreviewText: preview, Read: FetchFields(e.ID, name)})
+		case v.Type == gjson.String:
+			if !FieldPathOK(name) {
+				unreadable++
+				return true
+			}
+			n := Len(v.Str)
+			texts = append(texts, TextField{FieldPath: name, TextLike: true, HandleSemantics: LiveLookup,
+				PreviewStatus: status(n > WindowChars), SizeChars: &n, Read: FieldRead(e.ID, name, 0, WindowChars)})
+		}
+		return true
+	})
+	more := unreadable
+	e.FieldWindows, more = keepLargest(texts, LadderTextFields, func(t TextField) int { return *t.SizeChars }, more)
+	e.JSONFields, more = keepLargest(jsons, LadderJSONFields, func(j JSONField) int { return j.SizeChars }, more)
+	if e.FieldWindows == nil {
+		e.FieldWindows = []TextField{}
+	}
+	if e.JSONFields == nil {
+		e.JSONFields = []JSONField{}
+	}
+	if over := len(e.BinaryFields) - LadderBinaryFields; over > 0 {
+		e.BinaryFields = e.BinaryFields[:LadderBinaryFields]
+		more += over
+	}
+	if more > 0 {
+		e.MoreFields = more
+		e.Notes = append(e.Notes, noteMoreFields)
+	}
+	return e, true
+}
+
+// keepLargest keeps the n largest items (the ones a preview is likeliest to
+// have cut), in their authored order, and adds the rest to more.
+func keepLargest[T any](items []T, n int, size func(T) int, more int) ([]T, int) {
+	if len(items) <= n {
+		return items, more
+	}
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size(items[b]), size(items[a])) })
+	keep := order[:n]
+	slices.Sort(keep)
+	out := make([]T, 0, n)
+	for _, i := range keep {
+		out = append(out, items[i])
+	}
+	return out, more + len(items) - n
+}
+
+func newEntry(id, connection, stream, record string) Entry {
+	e := Entry{ID: id, ConnectionID: NullString(connection), Stream: stream, RecordID: record, HandleSemantics: LiveLookup,
+		FieldWindows: []TextField{}, JSONFields: []JSONField{}, BinaryFields: []BinaryField{}}
+	if connection == "" {
+		e.Notes = append(e.Notes, noteNoConnection)
+	}
+	return e
+}
+
+func blobField(name string, b Blob) BinaryField {
+	f := BinaryField{FieldPath: name, BinaryField: true, HandleSemantics: LiveLookup, PreviewStatus: StatusBinaryOnly,
+		BlobID: b.BlobID, MIMEType: b.MIMEType, SHA256: b.SHA256, FetchURL: b.FetchURL}
+	if b.HasSize {
+		size := b.SizeBytes
+		f.SizeBytes = &size
+	}
+	return f
+}
+
+func hasEntries(v gjson.Result) bool {
+	found := false
+	v.ForEach(func(_, _ gjson.Result) bool {
+		found = true
+		return false
+	})
+	return found
+}
+
+func status(cut bool) string {
+	if cut {
+		return StatusTruncated
+	}
+	return StatusComplete
+}
+
+// RecordSet builds the record_set ladder of an RS list body: entries for the
+// first LadderRecords records that have an id.
+func RecordSet(body []byte, scope Scope) Ladder {
+	l := Ladder{Kind: KindRecordSet, ReadTool: ToolReadRecordField, Records: []Entry{}}
+	rows(gjson.ParseBytes(body)).ForEach(func(_, rec gjson.Result) bool {
+		switch e, ok := RecordEntry(rec, scope); {
+		case !ok:
+			l.WithoutID++
+		case len(l.Records) < LadderRecords:
+			l.Records = append(l.Records, e)
+		default:
+			l.MoreRecords++
+		}
+		return true
+	})
+	l.addNotes("structuredContent.data")
+	return l
+}
+
+// addNotes explains MoreRecords and WithoutID; where names the structured
+// location holding every record.
+func (l *Ladder) addNotes(where string) {
+	if l.MoreRecords > 0 {
+		l.Notes = append(l.Notes, "entries cover the first "+strconv.Itoa(LadderRecords)+
+			" records; the other ids are in "+where+" and take the same reads")
+	}
+	if l.WithoutID > 0 {
+		l.Notes = append(l.Notes, "records without a usable id have no entry; read them in "+where)
+	}
+}
+
+// FetchEntry builds the standalone rung of one RS record (the fetch ladder).
+func FetchEntry(record []byte, scope Scope) (Entry, bool) {
+	e, ok := RecordEntry(gjson.ParseBytes(record), scope)
+	if ok {
+		e.Kind, e.ReadTool = KindRecord, ToolReadRecordField
+	}
+	return e, ok
+}
+
+// HitPreviewChars bounds an excerpt's preview_text in a search ladder.
+const HitPreviewChars = 320
+
+// HitEntry builds the rung of one search hit. Its field windows name only
+// record fields the RS reported: evidence_excerpts[].field_path, snippet.field
+// and matched_fields[] (never hit attributes such as title or url). A window
+// from an excerpt carries the excerpt as preview_text, marks balanced.
+func HitEntry(hit gjson.Result, scope Scope) (Entry, bool) {
+	id, ok := Identity(hit, scope)
+	if !ok {
+		return Entry{}, false
+	}
+	e := newEntry(id.String(), id.ConnectionID(), id.Stream(), id.RecordID())
+	seen := map[string]bool{}
+	unreadable := 0
+	add := func(field, preview string, complete bool) {
+		if field == "" || seen[field] {
+			return
+		}
+		seen[field] = true
+		if !FieldPathOK(field) {
+			unreadable++
+			return
+		}
+		e.FieldWindows = append(e.FieldWindows, TextField{FieldPath: field, TextLike: true, HandleSemantics: LiveLookup,
+			PreviewStatus: status(!complete), PreviewText: Snippet(preview, HitPreviewChars), Read: FieldRead(e.ID, field, 0, WindowChars)})
+	}
+	hit.Get("evidence_excerpts").ForEach(func(_, x gjson.Result) bool {
+		field := firstString(x, "field_path")
+		if field == "" {
+			field = firstString(x.Get("read"), "field")
+		}
+		add(field, firstString(x, "preview_text"), x.Get("truncated").Type == gjson.False)
+		return true
+	})
+	if s := hit.Get("snippet"); s.IsObject() {
+		add(firstString(s, "field"), firstString(s, "text"), false)
+	}
+	hit.Get("matched_fields").ForEach(func(_, f gjson.Result) bool {
+		if f.Type == gjson.String {
+			add(f.Str, "", false)
+		}
+		return true
+	})
+	if over := len(e.FieldWindows) - LadderTextFields; over > 0 {
+		e.FieldWindows = e.FieldWindows[:LadderTextFields]
+		unreadable += over
+	}
+	if unreadable > 0 {
+		e.MoreFields = unreadable
+		e.Notes = append(e.Notes, noteMoreFields)
+	}
+	return e, true
+}
+
+// SearchLadder builds the search_results ladder of the hits a search returns,
+// in order: entries for the first LadderRecords hits that have an id.
+func SearchLadder(hits []gjson.Result, scope Scope) Ladder {
+	l := Ladder{Kind: KindSearchResults, ReadTool: ToolReadRecordField, Records: []Entry{}}
+	for _, h := range hits {
+		switch e, ok := HitEntry(h, scope); {
+		case !ok:
+			l.WithoutID++
+		case len(l.Records) < LadderRecords:
+			l.Records = append(l.Records, e)
+		default:
+			l.MoreRecords++
+		}
+	}
+	l.addNotes("structuredContent.results")
+	return l
+}

@@ -1,0 +1,381 @@
+package evidence
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Preview bounds.
+const (
+	// PreviewBudget is the most UTF-8 bytes (hence characters) a preview has.
+	PreviewBudget = 1792
+	// PreviewRecords is how many records a preview shows by default.
+	PreviewRecords = 5
+	// maxPreviewRecords caps PreviewOptions.MaxRecords.
+	maxPreviewRecords = 100
+	// handleInline is the longest paging handle printed inline; longer ones are
+	// pointed at instead, so handles can never crowd out the budget.
+	handleInline = 300
+	// labelMax bounds the caller's label.
+	labelMax = 200
+	// minLineJSON is the least JSON a hard-cut line keeps after its id.
+	minLineJSON = 24
+)
+
+// previewLevels go from faithful to terse. A record that does not fit moves
+// down one level at a time, widest record first.
+var previewLevels = [...]limits{
+	{},
+	{str: 256, entries: 64},
+	{str: 120, entries: 32},
+	{str: 64, entries: 16},
+	{str: 40, entries: 10},
+	{str: 24, entries: 8},
+	{str: 16, entries: 5},
+}
+
+// PreviewOptions configure Preview.
+type PreviewOptions struct {
+	// Label starts the text, e.g. `records from stream "messages"`.
+	Label string
+	// Scope supplies the stream and connection records do not carry.
+	Scope Scope
+	// MaxRecords is how many records to show at most (default PreviewRecords,
+	// at most 100).
+	MaxRecords int
+	// KeyFields are kept first when records must be shown tersely: typically
+	// the fields the stream's schema declares with x_pdpp_role primary-title
+	// and event-time. Without them, non-empty strings are kept first.
+	KeyFields []string
+}
+
+// PreviewResult is a page preview and what it left out.
+type PreviewResult struct {
+	// Text is the model-visible preview, at most PreviewBudget bytes.
+	Text string
+	// Total is the number of records in the page; Shown how many have a line.
+	Total, Shown int
+	// ValuesCut counts string values shortened to "…[N chars]".
+	ValuesCut int
+	// Truncated reports entries left out of shown records or a record line cut short.
+	Truncated bool
+}
+
+// Preview renders a page of records (an RS list body) as bounded text:
+//
+//	<label>: N record(s). has_more=true. next_cursor="…" next_changes_since="…" count=exact:N. Showing up to K:
+//	record[0] id=<fetch id> {compact JSON}
+//	…
+//	<footer: what was cut and how to get it>
+//
+// Each line starts with the record's fetch id (self-contained when the
+// connection is known); the wrapper members that id spells out (object, id,
+// stream, connection_id, connector_instance_id) are not repeated in the JSON.
+// Binary values appear as metadata. When the page does not fit, long string
+// values of the widest records are shortened first ("…[N chars]"), then
+// containers keep fewer entries ("…":"+N more"), then whole lines are cut, and
+// only then are fewer records shown. Paging handles are never cut.
+func Preview(body []byte, opts PreviewOptions) PreviewResult {
+	doc := gjson.ParseBytes(body)
+	list := rows(doc)
+	var items []gjson.Result
+	list.ForEach(func(_, v gjson.Result) bool {
+		items = append(items, v)
+		return true
+	})
+	max := opts.MaxRecords
+	if max <= 0 {
+		max = PreviewRecords
+	}
+	max = min(max, maxPreviewRecords)
+
+	h := readHandles(doc)
+	label, _ := Cut(opts.Label, labelMax)
+	keys := map[string]bool{}
+	for _, f := range opts.KeyFields {
+		keys[f] = true
+	}
+	k := min(len(items), max)
+	lines := make([]*previewLine, k)
+	for i := range k {
+		lines[i] = newPreviewLine(i, items[i], opts.Scope, keys)
+	}
+	for ; k > 0; k-- {
+		if text, res, ok := fit(label, h, lines[:k], len(items)); ok {
+			res.Text = text
+			return res
+		}
+	}
+	head := header(label, h, len(items), 0)
+	foot := footer(len(items), counts{}, false)
+	return PreviewResult{Text: joinLines(head, nil, foot), Total: len(items)}
+}
+
+// previewLine is one record and its renderings, computed on demand per level.
+type previewLine struct {
+	prefix string
+	rec    gjson.Result
+	fold   func(string, gjson.Result) bool
+	// foldData leaves out data members that only repeat the record key.
+	foldData func(string, gjson.Result) bool
+	keys     map[string]bool
+	text     [len(previewLevels)]string
+	n        [len(previewLevels)]counts
+	done     [len(previewLevels)]bool
+	level    int
+}
+
+func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool) *previewLine {
+	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: rec, keys: keys}
+	if id, ok := Identity(rec, scope); ok {
+		l.prefix += "id=" + id.String() + " "
+		l.fold = func(k string, v gjson.Result) bool {
+			switch k {
+			case "object":
+				return v.Str == "record"
+			case "id":
+				return v.Str == id.RecordID()
+			case "stream":
+				return v.Str == id.Stream()
+			case "connection_id", "connector_instance_id":
+				return v.Str == id.ConnectionID()
+			}
+			return false
+		}
+		l.foldData = func(k string, v gjson.Result) bool {
+			return (k == "id" || k == "record_id") && v.Str == id.RecordID()
+		}
+	}
+	return l
+}
+
+func (l *previewLine) render(level int) (string, counts) {
+	if !l.done[level] {
+		r := renderer{lim: previewLevels[level], fold: l.fold, foldData: l.foldData, keys: l.keys}
+		l.text[level] = l.prefix + string(r.value(nil, l.rec, 0, l.fold))
+		l.n[level] = r.n
+		l.done[level] = true
+	}
+	return l.text[level], l.n[level]
+}
+
+// fit tries to show lines within the budget, tightening the widest line first
+// and cutting lines as a last resort. It reports false when even cut lines of
+// this many records cannot fit.
+func fit(label string, h handles, lines []*previewLine, total int) (string, PreviewResult, bool) {
+	for _, l := range lines {
+		l.level = 0
+	}
+	head := header(label, h, total, len(lines))
+	texts := make([]string, len(lines))
+	for {
+		var n counts
+		size := len(head)
+		widest := -1
+		for i, l := range lines {
+			t, c := l.render(l.level)
+			texts[i] = t
+			n.add(c)
+			size += 1 + len(t)
+			if l.level < len(previewLevels)-1 && (widest < 0 || len(t) > len(texts[widest])) {
+				widest = i
+			}
+		}
+		foot := footer(total-len(lines), n, false)
+		if foot != "" {
+			size += 1 + len(foot)
+		}
+		if size <= PreviewBudget {
+			return joinLines(head, texts, foot), result(total, len(lines), n, false), true
+		}
+		if widest < 0 {
+			return cutLines(head, texts, lines, total, n)
+		}
+		lines[widest].level++
+	}
+}
+
+// cutLines shortens the longest lines to a common length so all fit. Each line
+// keeps its prefix (and so its id) plus at least minLineJSON bytes.
+func cutLines(head string, texts []string, lines []*previewLine, total int, n counts) (string, PreviewResult, bool) {
+	foot := footer(total-len(lines), n, true)
+	avail := PreviewBudget - len(head) - 1 - len(foot) - len(texts)
+	floor := 0
+	for _, l := range lines {
+		floor = max(floor, len(l.prefix)+minLineJSON)
+	}
+	// The largest per-line cap c with sum(min(len, c)) <= avail.
+	sizes := make([]int, len(texts))
+	for i, t := range texts {
+		sizes[i] = len(t)
+	}
+	slices.Sort(sizes)
+	c, used := 0, 0
+	for i, s := range sizes {
+		rest := len(sizes) - i
+		if used+s*rest <= avail {
+			used += s
+			c = s
+			continue
+		}
+		c = (avail - used) / rest
+		break
+	}
+	if c < floor {
+		return "", PreviewResult{}, false
+	}
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		if len(t) > c {
+			t = cutBytes(t, c)
+		}
+		out[i] = t
+	}
+	return joinLines(head, out, foot), result(total, len(lines), n, true), true
+}
+
+func result(total, shown int, n counts, cut bool) PreviewResult {
+	return PreviewResult{Total: total, Shown: shown, ValuesCut: n.cutValues, Truncated: cut || n.cutEntries > 0}
+}
+
+func joinLines(head string, lines []string, foot string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for _, l := range lines {
+		b.WriteByte('\n')
+		b.WriteString(l)
+	}
+	if foot != "" {
+		b.WriteByte('\n')
+		b.WriteString(foot)
+	}
+	return b.String()
+}
+
+// handles are the paging, change and count handles of a list envelope.
+type handles struct {
+	hasMore      bool
+	cursor       string
+	changesSince string
+	count        string
+	warnings     []string
+}
+
+func readHandles(doc gjson.Result) handles {
+	var h handles
+	meta := doc.Get("meta")
+	h.hasMore = doc.Get("has_more").Type == gjson.True
+	h.cursor = firstString(doc, "next_cursor")
+	if h.cursor == "" {
+		h.cursor = firstString(meta, "next_cursor")
+	}
+	h.changesSince = firstString(doc, "next_changes_since")
+	if h.changesSince == "" {
+		h.changesSince = firstString(meta, "next_changes_since")
+	}
+	count := doc.Get("count")
+	if !count.Exists() {
+		count = meta.Get("count")
+	}
+	switch {
+	case count.Type == gjson.Number:
+		h.count = count.Raw
+	case count.IsObject():
+		kind, value := count.Get("kind"), count.Get("value")
+		if kind.Type == gjson.String && value.Type == gjson.Number && kind.Str != "none" {
+			k, _ := Cut(kind.Str, 24)
+			h.count = k + ":" + value.Raw
+		}
+	}
+	meta.Get("warnings").ForEach(func(_, w gjson.Result) bool {
+		code := w.Get("code")
+		if code.Type == gjson.String && code.Str != "" && !slices.Contains(h.warnings, code.Str) {
+			if len(h.warnings) == 5 {
+				h.warnings = append(h.warnings, "…")
+				return false
+			}
+			c, _ := Cut(code.Str, 40)
+			h.warnings = append(h.warnings, c)
+		}
+		return true
+	})
+	return h
+}
+
+// header is the first line. shown = 0 leaves out "Showing up to".
+func header(label string, h handles, total, shown int) string {
+	var b strings.Builder
+	b.WriteString(label)
+	b.WriteString(": ")
+	b.WriteString(strconv.Itoa(total))
+	b.WriteString(" record(s).")
+	if h.hasMore {
+		b.WriteString(" has_more=true.")
+	}
+	var hs []string
+	if h.cursor != "" {
+		hs = append(hs, handle("next_cursor", h.cursor))
+	}
+	if h.changesSince != "" {
+		hs = append(hs, handle("next_changes_since", h.changesSince))
+	}
+	if h.count != "" {
+		hs = append(hs, "count="+h.count)
+	}
+	if len(hs) > 0 {
+		b.WriteString(" ")
+		b.WriteString(strings.Join(hs, " "))
+		b.WriteString(".")
+	}
+	if len(h.warnings) > 0 {
+		b.WriteString(" warnings=")
+		b.WriteString(strings.Join(h.warnings, ","))
+		b.WriteString(".")
+	}
+	if h.hasMore && h.cursor == "" && h.changesSince == "" {
+		b.WriteString(" has_more=true without next_cursor: pass connection_id to page one connection at a time.")
+	}
+	if shown > 0 {
+		b.WriteString(" Showing up to ")
+		b.WriteString(strconv.Itoa(shown))
+		b.WriteString(":")
+	}
+	return b.String()
+}
+
+// handle prints name="value" (JSON-quoted), or a pointer to where the value is
+// when it is too long to print.
+func handle(name, value string) string {
+	if len(value) > handleInline {
+		return name + "=(" + strconv.Itoa(len(value)) + " bytes, too long for this preview: read structuredContent.data." + name + ")"
+	}
+	return name + "=" + string(appendString(nil, value))
+}
+
+// footer says what the preview left out and how to get it ("" when nothing).
+func footer(more int, n counts, lineCut bool) string {
+	var facts, next []string
+	if more > 0 {
+		facts = append(facts, "more_records="+strconv.Itoa(more))
+	}
+	if n.cutValues > 0 {
+		facts = append(facts, "values_cut="+strconv.Itoa(n.cutValues)+` (shown as "…[N chars]")`)
+	}
+	truncated := lineCut || n.cutEntries > 0
+	if truncated {
+		facts = append(facts, "record_preview_truncated=true")
+	}
+	if len(facts) == 0 {
+		return ""
+	}
+	if n.cutValues > 0 || truncated {
+		next = append(next, "fetch a shown id (or read_record_field with that id and a field_path) for full values")
+	}
+	if more > 0 || truncated {
+		next = append(next, "rerun with fewer fields, or a smaller limit from the same cursor, to preview every record here")
+	}
+	return strings.Join(facts, "; ") + ". Next: " + strings.Join(next, "; ") + ". Machine envelope: structuredContent.data."
+}
