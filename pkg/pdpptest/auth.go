@@ -159,6 +159,12 @@ func (s *Server) authenticate(r *http.Request) (*principal, *apiError) {
 	if !found || in.inactiveReason == "token_revoked" || (!in.exp.IsZero() && !s.now().Before(in.exp)) {
 		return nil, failedClosed(r, "context.active_false")
 	}
+	if in.grant != nil && in.inactiveReason == "" {
+		// A grant whose expires_at has passed is dead for every token on it.
+		if exp, ok := asTime(in.grant.ExpiresAt); ok && !s.now().Before(exp) {
+			in.inactiveReason = "grant_expired"
+		}
+	}
 	switch in.inactiveReason {
 	case "grant_revoked":
 		return nil, errf(http.StatusForbidden, "grant_revoked", "Grant has been revoked")
