@@ -40,11 +40,11 @@ var aggregateTool = &spec[aggregateArgs]{
 		Title: "Aggregate PDPP records",
 		Description: "Count, sum, min, max or count_distinct over one stream (GET /v1/streams/{stream}/aggregate). Read-only; " +
 			"returns numbers and group counts, never record bodies. Group with exactly one of group_by or group_by_time; " +
-			"other_count > 0 means groups beyond limit were cut. Aggregatable fields are flagged a= in /v1/schema; " +
+			"other_count above 0 means groups beyond limit were cut. Aggregatable fields are flagged a= in /v1/schema; " +
 			"use query_records for the records themselves.",
 		Annotations:  readOnly("Aggregate PDPP records"),
 		InputSchema:  mustSchema("aggregate", aggregateInput),
-		OutputSchema: mustSchema("aggregate", readOutput),
+		OutputSchema: mustSchema("aggregate", aggregateOutput),
 	},
 	args: newArgSpec("aggregate", aggregateInput, map[string]string{"filter": CodeInvalidFilter}),
 	run:  runAggregate,

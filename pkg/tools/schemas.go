@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -46,6 +47,18 @@ const readOutput = `{
  "required": ["data", "provider_url"]
 }`
 
+// aggregateOutput is readOutput without the content ladder: aggregations
+// have no record fields to read further.
+const aggregateOutput = `{
+ "type": "object",
+ "properties": {
+  "data": {"type": "object", "description": "The resource server's answer, unchanged."},
+  "provider_url": {"type": "string"},
+  "request_id": {"type": "string"}
+ },
+ "required": ["data", "provider_url"]
+}`
+
 const schemaOutput = `{
  "type": "object",
  "properties": {
@@ -58,10 +71,13 @@ const schemaOutput = `{
  "required": ["data", "provider_url"]
 }`
 
-// mustSchema parses a hand-written schema once, at package initialisation.
-// The shared *jsonschema.Schema values are handed to every server, so adding
-// the tools to a new server does no schema work.
-func mustSchema(tool, text string) *jsonschema.Schema {
+// mustSchema checks a hand-written schema once, at package initialisation,
+// and returns it compacted. The SDK gets the raw JSON rather than a
+// *jsonschema.Schema: it re-encodes tool schemas when a tool is added and on
+// every tools/list, and copying raw bytes is far cheaper than the reflective
+// encoding of a Schema value. That keeps New (one server per hosted request)
+// and tools/list cheap.
+func mustSchema(tool, text string) json.RawMessage {
 	var s jsonschema.Schema
 	if err := json.Unmarshal([]byte(text), &s); err != nil {
 		panic(fmt.Sprintf("tools: %s schema: %v", tool, err))
@@ -69,5 +85,9 @@ func mustSchema(tool, text string) *jsonschema.Schema {
 	if _, err := s.Resolve(nil); err != nil {
 		panic(fmt.Sprintf("tools: %s schema: %v", tool, err))
 	}
-	return &s
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(text)); err != nil {
+		panic(fmt.Sprintf("tools: %s schema: %v", tool, err))
+	}
+	return b.Bytes()
 }

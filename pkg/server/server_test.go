@@ -1,0 +1,192 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
+)
+
+// toolsListBudget is the size the whole tools/list tools array must stay
+// under once all six tools exist.
+const toolsListBudget = 16384
+
+func connect(t testing.TB, s *mcp.Server, opts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "server-test", Version: "v0"}, nil).Connect(ctx, ct, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func newTestServer(t testing.TB) (*mcp.Server, *pdpptest.Server) {
+	t.Helper()
+	srv := pdpptest.New(t, pdpptest.Options{})
+	client, err := rs.New(rs.Options{BaseURL: srv.URL(), Token: func() string { return srv.Token(pdpptest.TokenClient) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.CloseIdleConnections)
+	return New(Options{RS: client, ProviderURL: srv.URL(), Name: "pdpp-test", Version: "1.2.3"}), srv
+}
+
+func TestInitialize(t *testing.T) {
+	s, _ := newTestServer(t)
+	for _, version := range []string{"", "2025-11-25", "2025-06-18"} {
+		t.Run("protocol "+version, func(t *testing.T) {
+			var opts *mcp.ClientSessionOptions
+			if version != "" {
+				opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+			}
+			init := connect(t, s, opts).InitializeResult()
+			want := version
+			if want == "" {
+				want = "2026-07-28" // the newest, negotiated by default
+			}
+			if init.ProtocolVersion != want {
+				t.Errorf("protocol %q, want %q", init.ProtocolVersion, want)
+			}
+			if init.ServerInfo.Name != "pdpp-test" || init.ServerInfo.Version != "1.2.3" {
+				t.Errorf("serverInfo %+v", init.ServerInfo)
+			}
+			c := init.Capabilities
+			switch {
+			case c.Tools == nil || c.Resources == nil:
+				t.Errorf("tools or resources not declared: %+v", c)
+			case c.Tools.ListChanged || c.Resources.ListChanged || c.Resources.Subscribe:
+				t.Errorf("listChanged or subscribe declared: %+v %+v", c.Tools, c.Resources)
+			case c.Logging != nil || c.Prompts != nil || c.Completions != nil:
+				t.Errorf("undeclared features advertised: %+v", c)
+			}
+			if init.Instructions != instructions {
+				t.Error("instructions not sent")
+			}
+		})
+	}
+}
+
+func TestInstructions(t *testing.T) {
+	head := instructions[:512]
+	for _, re := range []string{`\bschema\b`, `connection_id`, `\bfilter\b`, `typed|object`, `\blimit\b|\bpage\b|narrow|\bcursor\b`} {
+		if !regexp.MustCompile(re).MatchString(head) {
+			t.Errorf("the first 512 characters do not match %s", re)
+		}
+	}
+	lower := strings.ToLower(instructions)
+	for _, banned := range []string{"owner", "control-plane", "control plane", "bearer token"} {
+		if strings.Contains(lower, banned) {
+			t.Errorf("instructions mention %q", banned)
+		}
+	}
+	// Every tool the instructions name must exist.
+	for _, name := range regexp.MustCompile(`\b(schema|query_records|aggregate|search|fetch|read_record_field)\b`).FindAllString(instructions, -1) {
+		if !slices.Contains(tools.Names(), name) {
+			t.Errorf("instructions name %s, which is not registered", name)
+		}
+	}
+	if len(instructions) > 2048 {
+		t.Errorf("instructions are %d chars", len(instructions))
+	}
+}
+
+// tools/list as a client receives it must fit the six-tool budget with room
+// for the three record tools still to come.
+func TestToolsListSize(t *testing.T) {
+	s, _ := newTestServer(t)
+	res, err := connect(t, s, nil).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tools/list: %d tools, %d bytes (budget %d for six)", len(res.Tools), len(b), toolsListBudget)
+	if len(b) > toolsListBudget*len(res.Tools)/6 {
+		t.Errorf("tools/list is %d bytes for %d tools, over a pro-rata share of %d", len(b), len(res.Tools), toolsListBudget)
+	}
+	if res.TTLMs != listTTLMs {
+		t.Errorf("tools/list ttlMs %d, want %d", res.TTLMs, listTTLMs)
+	}
+}
+
+// The serverInfo icon is repeated in every 2026-07-28 response; keep it tiny.
+func TestIconIsSmall(t *testing.T) {
+	b, _ := json.Marshal(icon)
+	if len(b) > 400 {
+		t.Errorf("icon is %d bytes", len(b))
+	}
+	s := New(Options{Icons: []mcp.Icon{}})
+	init := connect(t, s, nil).InitializeResult()
+	if len(init.ServerInfo.Icons) != 0 {
+		t.Errorf("icons sent although disabled: %v", init.ServerInfo.Icons)
+	}
+	def := connect(t, New(Options{}), nil).InitializeResult()
+	if len(def.ServerInfo.Icons) != 1 || def.ServerInfo.Name != DefaultName || def.ServerInfo.Version == "" {
+		t.Errorf("defaults: %+v", def.ServerInfo)
+	}
+}
+
+func TestVersionFrom(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bi   debug.BuildInfo
+		want string
+	}{
+		{"release", debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{"pseudo-version", debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261122120000-0123456789ab"}}, "v0.0.0-20261122120000-0123456789ab"},
+		{"devel with revision", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, "0.0.0-devel+0123456789ab.dirty"},
+		{"devel without VCS", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "0.0.0-devel"},
+		{"empty", debug.BuildInfo{}, "0.0.0-devel"},
+	} {
+		if got := versionFrom(&tc.bi); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if Version() == "" {
+		t.Error("Version() is empty")
+	}
+}
+
+// A tool call through the assembled server reaches the RS with the
+// configured credential and returns an answer.
+func TestToolCallThroughServer(t *testing.T) {
+	s, srv := newTestServer(t)
+	res, err := connect(t, s, nil).CallTool(context.Background(), &mcp.CallToolParams{Name: "schema", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("schema failed: %v", res.Content)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].Path != "/v1/schema" || reqs[0].Header.Get("Authorization") != "Bearer "+srv.Token(pdpptest.TokenClient) {
+		t.Errorf("RS saw %+v", reqs)
+	}
+}
+
+func BenchmarkNew(b *testing.B) {
+	caps := tools.NewCapabilityCache()
+	for b.Loop() {
+		_ = New(Options{ProviderURL: "https://pdpp.example.com", Capabilities: caps})
+	}
+}

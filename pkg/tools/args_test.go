@@ -1,0 +1,133 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDecodeArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		in    string
+		code  string // "" = accepted
+		param string
+		msg   string
+	}{
+		{name: "minimal", in: `{"stream":"messages"}`},
+		{name: "every argument", in: `{"stream":"messages","limit":100,"cursor":"c","order":"asc","sort":"-received_at","count":"exact",
+			"filter":{"a":1},"fields":["id"],"view":"v","expand":["x"],"expand_limit":{"x":2},"changes_since":"beginning","connection_id":"cin_1"}`},
+		{name: "nulls count as omitted", in: `{"stream":"messages","limit":null,"filter":null,"fields":null}`},
+		{name: "integral float limit", in: `{"stream":"messages","limit":10.0}`},
+		{name: "no arguments", in: ``, code: CodeInvalidArguments, param: "stream", msg: "requires stream"},
+		{name: "null stream", in: `{"stream":null}`, code: CodeInvalidArguments, param: "stream", msg: "requires stream"},
+		{name: "not an object", in: `[1]`, code: CodeInvalidArguments, msg: "must be a JSON object"},
+		{name: "unknown argument", in: `{"stream":"m","bogus_param":1}`, code: CodeInvalidArguments, param: "bogus_param", msg: `does not accept "bogus_param"; accepted arguments: stream, limit`},
+		{name: "connector_instance_id is not an alias", in: `{"stream":"m","connector_instance_id":"cin_1"}`, code: CodeInvalidArguments, param: "connector_instance_id"},
+		{name: "bracket filter as argument", in: `{"stream":"m","filter[user_id]":"U1"}`, code: CodeInvalidFilter, param: "filter[user_id]"},
+		{name: "bracket expand_limit as argument", in: `{"stream":"m","expand_limit[x]":1}`, code: CodeInvalidExpand, param: "expand_limit[x]"},
+		{name: "limit too big", in: `{"stream":"m","limit":500}`, code: CodeInvalidArguments, param: "limit", msg: "limit must be an integer from 1 to 100; got 500"},
+		{name: "limit zero", in: `{"stream":"m","limit":0}`, code: CodeInvalidArguments, param: "limit"},
+		{name: "limit fraction", in: `{"stream":"m","limit":2.5}`, code: CodeInvalidArguments, param: "limit"},
+		{name: "limit string", in: `{"stream":"m","limit":"10"}`, code: CodeInvalidArguments, param: "limit"},
+		{name: "count enum", in: `{"stream":"m","count":"all"}`, code: CodeInvalidArguments, param: "count", msg: "one of none, estimated, exact"},
+		{name: "empty stream", in: `{"stream":""}`, code: CodeInvalidArguments, param: "stream", msg: "non-empty string"},
+		{name: "empty fields", in: `{"stream":"m","fields":[]}`, code: CodeInvalidArguments, param: "fields"},
+		{name: "fields as string", in: `{"stream":"m","fields":"id,subject"}`, code: CodeInvalidArguments, param: "fields"},
+		{name: "string filter", in: `{"stream":"m","filter":"user_id=U1"}`, code: CodeInvalidFilter, param: "filter"},
+		{name: "empty filter", in: `{"stream":"m","filter":{}}`, code: CodeInvalidFilter, param: "filter"},
+		{name: "empty expand_limit", in: `{"stream":"m","expand_limit":{}}`, code: CodeInvalidExpand, param: "expand_limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var a queryArgs
+			err := queryRecordsTool.args.decode(json.RawMessage(tc.in), &a)
+			if tc.code == "" {
+				if err != nil {
+					t.Fatalf("rejected: %v", err)
+				}
+				return
+			}
+			var te *toolError
+			if !errors.As(err, &te) {
+				t.Fatalf("err = %v, want a *toolError", err)
+			}
+			if te.Code != tc.code || te.Param != tc.param {
+				t.Errorf("code %q param %q, want %q %q", te.Code, te.Param, tc.code, tc.param)
+			}
+			if !strings.Contains(te.Message, tc.msg) {
+				t.Errorf("message %q does not contain %q", te.Message, tc.msg)
+			}
+			if te.Next == "" {
+				t.Error("no next step")
+			}
+		})
+	}
+}
+
+func TestDecodeFillsArguments(t *testing.T) {
+	var a queryArgs
+	in := `{"stream":"messages","limit":10,"fields":["id","subject"],"filter":{"is_seen":false},"expand":["attachments"],"expand_limit":{"attachments":3},"connection_id":"cin_1"}`
+	if err := queryRecordsTool.args.decode(json.RawMessage(in), &a); err != nil {
+		t.Fatal(err)
+	}
+	got := a.query().Encode()
+	want := "limit=10&fields=id&fields=subject&expand=attachments&connection_id=cin_1" +
+		"&filter%5Bis_seen%5D=false&expand_limit%5Battachments%5D=3"
+	if got != want {
+		t.Errorf("query\n got %s\nwant %s", got, want)
+	}
+}
+
+// Validating argument by argument must accept and reject exactly what
+// validating the whole advertised input schema does.
+func TestArgSpecMatchesInputSchema(t *testing.T) {
+	corpus := map[string][]string{
+		"schema": {`{}`, `{"stream":"s"}`, `{"detail":"full","stream":"s","connection_id":"c"}`, `{"detail":"raw"}`,
+			`{"stream":""}`, `{"x":1}`, `{"connection_id":""}`, `{"stream":5}`},
+		"query_records": {`{"stream":"s"}`, `{}`, `{"stream":"s","limit":100}`, `{"stream":"s","limit":101}`,
+			`{"stream":"s","order":"up"}`, `{"stream":"s","fields":["a",""]}`, `{"stream":"s","expand":[]}`,
+			`{"stream":"s","changes_since":""}`, `{"stream":"s","cursor":7}`, `{"stream":"s","view":"v","sort":"a"}`,
+			`{"stream":"s","filter":{"a":{"gte":1}}}`, `{"stream":"s","filter":"a"}`, `{"stream":"s","expand_limit":{"a":0}}`},
+		"aggregate": {`{"stream":"s","metric":"count"}`, `{"stream":"s"}`, `{"stream":"s","metric":"avg"}`,
+			`{"stream":"s","metric":"count","granularity":"decade"}`, `{"stream":"s","metric":"count","limit":0}`,
+			`{"stream":"s","metric":"sum","field":"f","group_by":"g","group_by_time":"t","granularity":"day","time_zone":"UTC","limit":5,"filter":{"x":1},"connection_id":"c"}`,
+			`{"stream":"s","metric":"count","time_zone":""}`},
+	}
+	specs := map[string]*argSpec{"schema": schemaTool.args, "query_records": queryRecordsTool.args, "aggregate": aggregateTool.args}
+	dsts := map[string]func() any{
+		"schema":        func() any { return new(schemaArgs) },
+		"query_records": func() any { return new(queryArgs) },
+		"aggregate":     func() any { return new(aggregateArgs) },
+	}
+	for tool, inputs := range corpus {
+		whole, err := specs[tool].schema.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range inputs {
+			var v any
+			if err := json.Unmarshal([]byte(in), &v); err != nil {
+				t.Fatal(err)
+			}
+			wantOK := whole.Validate(v) == nil
+			gotErr := specs[tool].decode(json.RawMessage(in), dsts[tool]())
+			if (gotErr == nil) != wantOK {
+				t.Errorf("%s %s: decode error %v, whole-schema accepts=%v", tool, in, gotErr, wantOK)
+			}
+		}
+	}
+}
+
+func TestSafeName(t *testing.T) {
+	for _, ok := range []string{"messages", "message_bodies", "a.b", "x:y"} {
+		if err := safeName("stream", ok); err != nil {
+			t.Errorf("safeName(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", ".", "..", "a/b", `a\b`, "a..b", "../etc"} {
+		if err := safeName("stream", bad); err == nil {
+			t.Errorf("safeName(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package tools
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tidwall/gjson"
+)
+
+// clock is a hand-driven time source.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func TestCapabilityCacheExpires(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := newCapabilityCache(30*time.Second, 4, clk.now)
+	k := capabilityKey{"messages", "cin_a"}
+	c.put(k, []byte("a"))
+	if _, ok := c.get(capabilityKey{"messages", ""}); ok {
+		t.Error("a different connection_id hit the entry")
+	}
+	clk.advance(29 * time.Second)
+	if b, ok := c.get(k); !ok || string(b) != "a" {
+		t.Fatalf("get before expiry = %q, %v", b, ok)
+	}
+	clk.advance(time.Second)
+	if _, ok := c.get(k); ok {
+		t.Error("entry outlived its TTL")
+	}
+}
+
+func TestCapabilityCacheIsBounded(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := newCapabilityCache(time.Minute, 3, clk.now)
+	for i, s := range []string{"a", "b", "c", "d"} {
+		c.put(capabilityKey{s, ""}, []byte(s))
+		clk.advance(time.Duration(i+1) * time.Second)
+	}
+	if len(c.entries) != 3 {
+		t.Fatalf("%d entries, want 3", len(c.entries))
+	}
+	if _, ok := c.get(capabilityKey{"a", ""}); ok {
+		t.Error("the entry closest to expiry was kept over a newer one")
+	}
+	if _, ok := c.get(capabilityKey{"d", ""}); !ok {
+		t.Error("the newest entry was dropped")
+	}
+}
+
+func TestAdvertisedRelations(t *testing.T) {
+	doc := unwrapSchema(readTestdata(t, "rs/schema-full-owner.json"))
+	rels, found := advertisedRelations(doc, "messages")
+	if !found {
+		t.Fatal("messages not found under connectors[].streams")
+	}
+	want := []relationCap{
+		{name: "attachments", usable: true, maxLimit: 50},
+		{name: "message_bodies", usable: false, reason: "related_stream_not_granted"},
+	}
+	if diff := cmp.Diff(want, rels, cmp.AllowUnexported(relationCap{})); diff != "" {
+		t.Errorf("relations (-want +got):\n%s", diff)
+	}
+	if rels, found := advertisedRelations(doc, "threads"); !found || len(rels) != 0 {
+		t.Errorf("threads: %v, %v; want found with no relations", rels, found)
+	}
+	if _, found := advertisedRelations(doc, "nope"); found {
+		t.Error("found a stream that is not there")
+	}
+	// Package-merged shapes list streams at the top level.
+	top := gjson.Parse(`{"streams":[{"name":"orders","expand_capabilities":[{"relation":"lines","usable":true}]}]}`)
+	if rels, found := advertisedRelations(top, "orders"); !found || len(rels) != 1 || rels[0].name != "lines" {
+		t.Errorf("top-level streams: %v, %v", rels, found)
+	}
+}

@@ -1,0 +1,100 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// guardError stands for a lower layer's coded error (the credential guard).
+type guardError struct {
+	code string
+	err  error
+}
+
+func (e *guardError) Error() string     { return "refusing the cached credential: it is an owner token" }
+func (e *guardError) ErrorCode() string { return e.code }
+func (e *guardError) Unwrap() error     { return e.err }
+
+func TestErrorText(t *testing.T) {
+	env := &Env{ProviderURL: "https://pdpp.example.com"}
+	ambiguous := &rs.Error{Status: 409, RequestID: "req_1", Type: "api_error", Code: "ambiguous_connection",
+		Message: "Record is present under more than one connection.", RetryWith: "connection_id",
+		AvailableConnections: []rs.Connection{
+			{ConnectionID: "cin_gmail_personal", DisplayName: "Personal Gmail"},
+			{ConnectionID: "cin_gmail_work", DisplayName: "Work Gmail", ConnectorKey: "gmail"},
+		}}
+	var many []rs.Connection
+	for i := range 14 {
+		many = append(many, rs.Connection{ConnectionID: fmt.Sprintf("cin_%02d", i)})
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string // exact text when it starts with "error", else substrings separated by " ~ "
+	}{
+		{"tool error", &toolError{Code: CodeInvalidFilter, Param: "filter", Message: "filter must be an object", Next: "pass an object"},
+			"error code=invalid_filter param=filter\nmessage: filter must be an object\nnext: pass an object"},
+		{"ambiguous connection", ambiguous,
+			"error code=ambiguous_connection http_status=409 request_id=req_1 retry_with=connection_id\n" +
+				"message: Record is present under more than one connection.\n" +
+				"available_connections: {connection_id:cin_gmail_personal,display_name:Personal_Gmail}|{connection_id:cin_gmail_work,display_name:Work_Gmail,connector_key:gmail}\n" +
+				`next: call again with connection_id set to one of "cin_gmail_personal", "cin_gmail_work"`},
+		{"many candidates", &rs.Error{Status: 409, Code: "ambiguous_schema_detail", AvailableConnections: many},
+			`available_connections: {connection_id:cin_00}| ~ |{connection_id:cin_11}|more:2 ~ "cin_11"; call schema for the other connections`},
+		{"client filter ban", &rs.Error{Status: 400, RequestID: "req_2", Type: "invalid_request_error", Code: "invalid_request",
+			Param: "filter", Message: "filter[...] is not supported for client-token reads in PDPP v0.1"},
+			"error code=invalid_request http_status=400 request_id=req_2 param=filter ~ this grant's token cannot filter, expand or use views ~ drop filter ~ aggregate ~ search ~ fields, limit and cursor"},
+		{"client view ban", &rs.Error{Status: 400, Code: "invalid_request", Param: "view", Message: "Client record reads must use explicit fields"},
+			"use fields instead of view"},
+		{"owner filter mistake is not the ban", &rs.Error{Status: 400, Code: "invalid_request", Param: "filter", Message: "Range filters are not declared for 'x'"},
+			"next: fix filter and call again"},
+		{"401 with reload advice", &rs.Error{Status: 401, Code: "authentication_error", Message: "Invalid or expired token",
+			Advice: "the cached credential changed and was reloaded; call again"},
+			"next: the cached credential changed and was reloaded; call again"},
+		{"401 without advice", &rs.Error{Status: 401, Code: "authentication_error", Message: "Invalid or expired token"},
+			"ask the user to run `pdpp connect https://pdpp.example.com`"},
+		{"401 failed closed", &rs.Error{Status: 401, Code: "context.stream_not_allowed", Message: "Token introspection failed closed"},
+			"check stream and connection_id against schema"},
+		{"non-JSON error", &rs.Error{Status: 502},
+			"error code=http_502 http_status=502\nmessage: the resource server answered HTTP 502 without a message ~ call again later"},
+		{"too large", &rs.TransportError{Code: rs.CodeTooLarge, Limit: 16, Status: 200, RequestID: "req_3", Err: errors.New("GET /v1/x: too big")},
+			"error code=rs_response_too_large http_status=200 request_id=req_3\nmessage: rs_response_too_large: GET /v1/x: too big\nnext: narrow the request: a smaller limit or fewer fields"},
+		{"unreachable", &rs.TransportError{Code: rs.CodeUnreachable, Err: errors.New("connection refused")},
+			"the resource server at https://pdpp.example.com is not answering"},
+		{"guard wrapping an RS answer", &guardError{code: "owner_token_refused", err: &rs.Error{Status: 200, RequestID: "req_4"}},
+			"error code=owner_token_refused http_status=200 request_id=req_4 ~ run `pdpp connect https://pdpp.example.com` ~ No other arguments can fix this call"},
+		{"wrapped RS error", fmt.Errorf("schema: %w", ambiguous), "error code=ambiguous_connection http_status=409"},
+		{"cancelled", fmt.Errorf("rs: GET /v1/schema: %w", context.Canceled), "error code=canceled"},
+		{"anything else", errors.New("boom"), "error code=internal_error\nmessage: boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := errorText(env, tc.err)
+			if strings.HasPrefix(tc.want, "error") && !strings.Contains(tc.want, " ~ ") && strings.Count(tc.want, "\n") >= 2 {
+				if got != tc.want {
+					t.Errorf("text\n got %q\nwant %q", got, tc.want)
+				}
+				return
+			}
+			for _, w := range strings.Split(tc.want, " ~ ") {
+				if !strings.Contains(got, w) {
+					t.Errorf("text lacks %q:\n%s", w, got)
+				}
+			}
+			if !strings.Contains(got, "\nnext: ") {
+				t.Errorf("no next step:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestErrorResultHasNoStructuredContent(t *testing.T) {
+	res := errorResult(&Env{}, &toolError{Code: CodeInvalidArguments, Message: "m", Next: "n"})
+	if !res.IsError || res.StructuredContent != nil || len(res.Content) != 1 {
+		t.Errorf("result %+v", res)
+	}
+}
