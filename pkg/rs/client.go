@@ -190,8 +190,8 @@ func (c *Client) Get(ctx context.Context, path string, q Query) (*Response, erro
 		return nil, err
 	}
 	start := time.Now()
-	resp, err := c.get(ctx, path, q)
-	c.logCall(ctx, path, q, start, resp, err)
+	resp, n, err := c.get(ctx, path, q)
+	c.logCall(ctx, path, q, start, n, resp, err)
 	return resp, err
 }
 
@@ -207,7 +207,8 @@ func checkPath(path string) error {
 	return nil
 }
 
-func (c *Client) get(ctx context.Context, path string, q Query) (*Response, error) {
+// get does the work of Get and also reports how many body bytes it read.
+func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int, error) {
 	target := c.base + path
 	if len(q) > 0 {
 		target += "?" + q.Encode()
@@ -217,7 +218,7 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, erro
 
 	req, err := http.NewRequestWithContext(callCtx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, fmt.Errorf("rs: GET %s: %w", path, err)
+		return nil, 0, fmt.Errorf("rs: GET %s: %w", path, err)
 	}
 	req.Header = http.Header{
 		"Accept":     {"application/json"},
@@ -228,21 +229,21 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, erro
 		if !headerSafe(tok) {
 			// Go's transport would refuse it anyway; saying why is kinder, and
 			// the token itself is not repeated.
-			return nil, errors.New("rs: the bearer token contains characters that cannot be sent in an HTTP header; run pdpp connect again")
+			return nil, 0, fmt.Errorf("rs: the bearer token contains characters that cannot be sent in an HTTP header; run pdpp connect %s again", c.base)
 		}
 		req.Header["Authorization"] = []string{"Bearer " + tok}
 	}
 
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, c.failure(ctx, callCtx, path, 0, "", err)
+		return nil, 0, c.failure(ctx, callCtx, path, 0, "", err)
 	}
 	defer resp.Body.Close()
 	rid := resp.Header.Get("Request-Id")
 
 	body, err := readCapped(resp.Body, resp.ContentLength, c.max)
 	if errors.Is(err, errTooLarge) {
-		return nil, &TransportError{
+		return nil, len(body), &TransportError{
 			Code: CodeTooLarge, Limit: c.max, Status: resp.StatusCode, RequestID: rid,
 			Err: fmt.Errorf("GET %s: the answer is larger than the response cap of %s; "+
 				"narrow the request (fewer fields, a smaller limit) or raise the cap with %s",
@@ -250,28 +251,28 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, erro
 		}
 	}
 	if err != nil {
-		return nil, c.failure(ctx, callCtx, path, resp.StatusCode, rid, err)
+		return nil, len(body), c.failure(ctx, callCtx, path, resp.StatusCode, rid, err)
 	}
 	if tok != "" {
 		body = redact(body, tok)
 	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, parseError(resp.StatusCode, resp.Header, body)
+		return nil, len(body), parseError(resp.StatusCode, resp.Header, body)
 	}
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, RequestID: rid}
 	if resp.StatusCode == http.StatusNoContent {
 		out.Body = nil
-		return out, nil
+		return out, len(body), nil
 	}
 	if isJSON(out.ContentType()) && !gjson.ValidBytes(body) {
-		return nil, &TransportError{
+		return nil, len(body), &TransportError{
 			Code: CodeInvalidResponse, Status: resp.StatusCode, RequestID: rid,
 			Err: fmt.Errorf("GET %s: the resource server declared %s but sent %d bytes that are not valid JSON",
 				path, out.ContentType(), len(body)),
 		}
 	}
-	return out, nil
+	return out, len(body), nil
 }
 
 // failure classifies an error from sending the request or reading the body.
@@ -305,7 +306,7 @@ func (c *Client) failure(ctx, callCtx context.Context, path string, status int, 
 		Err: fmt.Errorf("GET %s: no answer from the resource server at %s: %w", path, c.base, err)}
 }
 
-func (c *Client) logCall(ctx context.Context, path string, q Query, start time.Time, resp *Response, err error) {
+func (c *Client) logCall(ctx context.Context, path string, q Query, start time.Time, n int, resp *Response, err error) {
 	if !c.log.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
@@ -315,6 +316,7 @@ func (c *Client) logCall(ctx context.Context, path string, q Query, start time.T
 		slog.String("path", path),
 		slog.String("query", q.Encode()),
 		slog.Duration("duration", time.Since(start)),
+		slog.Int("bytes", n),
 	)
 	var (
 		rerr *Error
@@ -322,8 +324,7 @@ func (c *Client) logCall(ctx context.Context, path string, q Query, start time.T
 	)
 	switch {
 	case resp != nil:
-		attrs = append(attrs, slog.Int("status", resp.Status), slog.Int("bytes", len(resp.Body)),
-			slog.String("request_id", resp.RequestID))
+		attrs = append(attrs, slog.Int("status", resp.Status), slog.String("request_id", resp.RequestID))
 	case errors.As(err, &rerr):
 		attrs = append(attrs, slog.Int("status", rerr.Status), slog.String("code", rerr.Code),
 			slog.String("request_id", rerr.RequestID))

@@ -580,7 +580,8 @@ func TestGetLogsOneLinePerCall(t *testing.T) {
 		t.Errorf("log has no duration: %s", lines[0])
 	}
 	second := gjson.Parse(lines[1])
-	if second.Get("status").Int() != 404 || second.Get("code").String() != "not_found" || second.Get("request_id").String() == "" {
+	if second.Get("status").Int() != 404 || second.Get("code").String() != "not_found" ||
+		second.Get("request_id").String() == "" || second.Get("bytes").Int() <= 0 {
 		t.Errorf("error call logged as %s", lines[1])
 	}
 }
