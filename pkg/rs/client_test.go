@@ -439,6 +439,25 @@ func TestGetBodyAtTheCap(t *testing.T) {
 	}
 }
 
+func TestGetBodyBrokenOff(t *testing.T) {
+	srv := pdpptest.New(t, pdpptest.Options{})
+	srv.Fault(pdpptest.Fault{Path: "/v1/schema", EndlessBody: true})
+	c := newClient(t, srv, func(o *rs.Options) { o.MaxBodyBytes = 1 << 30 })
+	// Stop the double once the answer has started: the body breaks off
+	// mid-stream, long before the 1 GiB cap.
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		GotFirstResponseByte: func() { _ = srv.Close() },
+	})
+	_, err := c.Get(ctx, rs.Path("v1", "schema"), nil)
+	var te *rs.TransportError
+	if !errors.As(err, &te) || te.Code != rs.CodeInvalidResponse || te.Status != http.StatusOK {
+		t.Fatalf("Get = %v, want %s with status 200", err, rs.CodeInvalidResponse)
+	}
+	if !strings.Contains(err.Error(), "broke off") {
+		t.Errorf("error %q does not say the answer broke off", err)
+	}
+}
+
 func TestGetUnreachable(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
