@@ -220,3 +220,33 @@ func advertisedRelations(doc gjson.Result, stream string) (rels []relationCap, f
 	})
 	return rels, found
 }
+
+// keyFields names the fields a cached stream schema marks as the record's
+// title or event time (role=primary-title, role=event-time), so a tight
+// preview keeps them. It never makes a request: no cached answer, no names.
+func (c *CapabilityCache) keyFields(stream, connectionID string) []string {
+	body, ok := c.get(capabilityKey{stream, connectionID})
+	if !ok {
+		return nil
+	}
+	var names []string
+	doc := unwrapSchema(body)
+	visit := func(s gjson.Result) {
+		if streamName(s) != stream {
+			return
+		}
+		s.Get("field_capabilities").ForEach(func(k, v gjson.Result) bool {
+			flags := "," + fieldFlags(v) + ","
+			if (strings.Contains(flags, ",role=primary-title,") || strings.Contains(flags, ",role=event-time,")) &&
+				!slices.Contains(names, k.String()) {
+				names = append(names, k.String())
+			}
+			return true
+		})
+	}
+	doc.Get("connectors").ForEach(func(_, c gjson.Result) bool {
+		c.Get("streams").ForEach(func(_, s gjson.Result) bool { visit(s); return true })
+		return true
+	})
+	return names
+}

@@ -206,8 +206,8 @@ func rsAdvice(env *Env, e *rs.Error) string {
 	if e.RetryWith == "connection_id" {
 		return "call schema to list this grant's connections, then call again with connection_id"
 	}
-	if clientBan(e) {
-		return banAdvice(e.Param)
+	if p := bannedParam(e); p != "" {
+		return banAdvice(p)
 	}
 	switch e.Code {
 	case "grant_revoked", "grant_expired", "grant_invalid":
@@ -234,7 +234,12 @@ func rsAdvice(env *Env, e *rs.Error) string {
 		return "check the stream and record names with schema and query_records"
 	}
 	switch {
-	case e.Status == 401 && strings.HasPrefix(e.Code, "context."):
+	case e.Code == "context.stream_not_allowed":
+		return "the grant does not include this stream; call schema for the granted streams"
+	case e.Code == "context.instance_mismatch":
+		return "the grant does not include this connection for the stream; call schema(stream) for its connection_ids"
+	case e.Status == 401 && strings.HasPrefix(e.Code, "context.") &&
+		e.Code != "context.active_false" && e.Code != "context.kind_mismatch":
 		return "the grant does not cover this request: check stream and connection_id against schema; " +
 			"if they are listed there, the credential needs renewing with " + connectHint(env)
 	case e.Status == 401:
@@ -245,24 +250,39 @@ func rsAdvice(env *Env, e *rs.Error) string {
 		return "the resource server is rate limiting; wait before calling again"
 	case e.Status >= 500:
 		return "the resource server failed; call again later and quote request_id if it keeps failing"
+	case e.Param == "connector_id":
+		// Owner reads of multi-connector stores need a source; the tools
+		// select it with connection_id.
+		return "pass connection_id (schema lists them) to choose one source"
 	case e.Param != "":
 		return "fix " + e.Param + " and call again"
 	}
 	return "adjust the arguments as the message says and call again"
 }
 
-// clientBan reports whether e is the RS refusing filter, expand or view to a
-// client (grant) token, which only owner tokens may use on today's reference
-// RS.
-func clientBan(e *rs.Error) bool {
+// bannedParam reports which of filter, expand, expand_limit or view the RS
+// refused to a client (grant) token, which only owner tokens may use on
+// today's reference RS; "" when e is not that refusal. The view refusal
+// names no param, so the message decides.
+func bannedParam(e *rs.Error) string {
 	if e.Status != 400 || e.Code != "invalid_request" {
-		return false
+		return ""
+	}
+	msg := strings.ToLower(e.Message)
+	if !strings.Contains(msg, "client") {
+		return ""
 	}
 	switch e.Param {
 	case "filter", "expand", "expand_limit", "view":
-		return strings.Contains(strings.ToLower(e.Message), "client")
+		return e.Param
+	case "":
+		for _, p := range []string{"view", "expand_limit", "expand", "filter"} {
+			if strings.Contains(msg, p) {
+				return p
+			}
+		}
 	}
-	return false
+	return ""
 }
 
 func banAdvice(param string) string {

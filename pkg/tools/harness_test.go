@@ -3,12 +3,15 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
@@ -20,6 +23,10 @@ import (
 type harness struct {
 	rs    *pdpptest.Server
 	cs    *mcp.ClientSession
+	// token is the bearer the tools use; no result may contain it.
+	token string
+	// wire records every JSON-RPC message the client read, as raw JSON.
+	wire *wireLog
 	tools map[string]*mcp.Tool
 	// outputs are the advertised output schemas, resolved, by tool name.
 	outputs map[string]*jsonschema.Resolved
@@ -36,6 +43,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	t.Helper()
 	srv := pdpptest.New(t, pdpptest.Options{})
 	var client tools.RS
+	token := srv.Token(pdpptest.TokenClient)
 	if o.rs != nil {
 		client = o.rs(srv)
 	} else {
@@ -47,6 +55,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 			}
 			tok = func(s *pdpptest.Server) string { return s.Token(kind) }
 		}
+		token = tok(srv)
 		c, err := rs.New(rs.Options{BaseURL: srv.URL(), Token: func() string { return tok(srv) }})
 		if err != nil {
 			t.Fatal(err)
@@ -58,7 +67,9 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	tools.Register(s, &tools.Env{RS: client, ProviderURL: srv.URL(), Capabilities: o.cache})
-	h := &harness{rs: srv, cs: connect(t, s), tools: map[string]*mcp.Tool{}, outputs: map[string]*jsonschema.Resolved{}}
+	wire := &wireLog{}
+	h := &harness{rs: srv, token: token, wire: wire, cs: connectLogged(t, s, wire),
+		tools: map[string]*mcp.Tool{}, outputs: map[string]*jsonschema.Resolved{}}
 	ctx := context.Background()
 	for tool, err := range h.cs.Tools(ctx, nil) {
 		if err != nil {
@@ -77,8 +88,19 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 // requires).
 func connect(t testing.TB, s *mcp.Server) *mcp.ClientSession {
 	t.Helper()
+	return connectLogged(t, s, nil)
+}
+
+// connectLogged is connect, recording what the client reads in wire (when
+// not nil).
+func connectLogged(t testing.TB, s *mcp.Server, wire *wireLog) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
+	st, inner := mcp.NewInMemoryTransports()
+	var ct mcp.Transport = inner
+	if wire != nil {
+		ct = &mcp.LoggingTransport{Transport: inner, Writer: wire}
+	}
 	ss, err := s.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +142,9 @@ func (h *harness) call(t testing.TB, name string, args any) *mcp.CallToolResult 
 	if err != nil {
 		t.Fatalf("%s: protocol error: %v", name, err)
 	}
+	if strings.Contains(text0(res), h.token) || strings.Contains(h.wire.last(), h.token) {
+		t.Fatalf("%s: the bearer token appears in the result", name)
+	}
 	if len(res.Content) != 1 {
 		t.Fatalf("%s: %d content blocks, want 1", name, len(res.Content))
 	}
@@ -140,6 +165,92 @@ func (h *harness) call(t testing.TB, name string, args any) *mcp.CallToolResult 
 }
 
 func text(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
+
+func text0(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// wireLog collects the "read: <json>" lines of an mcp.LoggingTransport.
+type wireLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (w *wireLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if msg, ok := strings.CutPrefix(l, "read: "); ok {
+			w.lines = append(w.lines, msg)
+		}
+	}
+	return len(p), nil
+}
+
+// last returns the last message the client read.
+func (w *wireLog) last() string {
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.lines) == 0 {
+		return ""
+	}
+	return w.lines[len(w.lines)-1]
+}
+
+// rawData returns structuredContent.data of the last result exactly as it
+// crossed the wire.
+func (h *harness) rawData(t testing.TB) string {
+	t.Helper()
+	d := gjson.Get(h.wire.last(), "result.structuredContent.data")
+	if !d.Exists() {
+		t.Fatal("the last result has no structuredContent.data")
+	}
+	return d.Raw
+}
+
+// sameJSON reports whether a and b hold the same JSON tokens in the same
+// order: equal values with equal key order, whatever the whitespace or
+// string escaping.
+func sameJSON(t testing.TB, a, b string) bool {
+	t.Helper()
+	ta, tb := jsonTokens(t, a), jsonTokens(t, b)
+	if len(ta) != len(tb) {
+		return false
+	}
+	for i := range ta {
+		if ta[i] != tb[i] {
+			t.Logf("first difference at token %d: %v vs %v", i, ta[i], tb[i])
+			return false
+		}
+	}
+	return true
+}
+
+func jsonTokens(t testing.TB, s string) []any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var out []any
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("not JSON: %v", err)
+		}
+		out = append(out, tok)
+	}
+}
 
 // structured re-encodes structuredContent as the client received it.
 func structured(t testing.TB, res *mcp.CallToolResult) map[string]any {

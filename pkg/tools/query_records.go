@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -122,8 +123,17 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 	if err != nil {
 		return nil, err
 	}
-	text, ladder := recordsPreview(body, a.Stream, a.ConnectionID)
-	return success(text, &readResult{
+	scope := evidence.Scope{Stream: a.Stream, ConnectionID: a.ConnectionID}
+	preview := evidence.Preview(body, evidence.PreviewOptions{
+		Label:     "records from stream " + jsonString(a.Stream),
+		Scope:     scope,
+		KeyFields: env.Capabilities.keyFields(a.Stream, a.ConnectionID),
+	})
+	ladder, err := json.Marshal(evidence.RecordSet(body, scope))
+	if err != nil {
+		return nil, fmt.Errorf("query_records: content ladder: %w", err)
+	}
+	return success(preview.Text, &readResult{
 		Data:          json.RawMessage(body),
 		ContentLadder: ladder,
 		ProviderURL:   env.ProviderURL,

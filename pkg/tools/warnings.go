@@ -1,35 +1,10 @@
 package tools
 
 import (
-	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
 )
-
-// recordsPreview renders the model-visible text of a records page and its
-// content ladder. Interim: replaced by pkg/evidence's preview.
-func recordsPreview(body []byte, stream, connectionID string) (string, json.RawMessage) {
-	doc := gjson.ParseBytes(body)
-	rows := doc.Get("data")
-	var b strings.Builder
-	label := "records from stream " + jsonString(stream)
-	n := len(rows.Array())
-	b.WriteString(label + ": " + strconv.Itoa(n) + " record(s).")
-	if doc.Get("has_more").Bool() {
-		b.WriteString(" has_more=true.")
-	}
-	b.WriteString(" Showing up to " + strconv.Itoa(min(n, 5)) + ":")
-	for i, r := range rows.Array() {
-		if i == 5 {
-			break
-		}
-		b.WriteString("\nrecord[" + strconv.Itoa(i) + "] " + r.Raw)
-	}
-	b.WriteString(warningsText(doc))
-	return b.String(), nil
-}
 
 // warningsText renders the RS's meta.warnings (limit_clamped,
 // partial_results, count_downgraded, …) so that no clamp or partial answer
