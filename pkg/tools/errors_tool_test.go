@@ -87,7 +87,9 @@ type ownerGuard struct{ next tools.RS }
 
 type refused struct{}
 
-func (refused) Error() string     { return "the configured credential is an owner token; refusing to serve data with it" }
+func (refused) Error() string {
+	return "the configured credential is an owner token; refusing to serve data with it"
+}
 func (refused) ErrorCode() string { return "owner_token_refused" }
 
 func (g ownerGuard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {

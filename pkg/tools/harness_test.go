@@ -21,12 +21,12 @@ import (
 // harness is an MCP client connected in memory to a server with the PDPP
 // tools, reading from a pdpptest double over loopback HTTP.
 type harness struct {
-	rs    *pdpptest.Server
-	cs    *mcp.ClientSession
+	rs *pdpptest.Server
+	cs *mcp.ClientSession
 	// token is the bearer the tools use; no result may contain it.
 	token string
 	// wire records every JSON-RPC message the client read, as raw JSON.
-	wire *wireLog
+	wire  *wireLog
 	tools map[string]*mcp.Tool
 	// outputs are the advertised output schemas, resolved, by tool name.
 	outputs map[string]*jsonschema.Resolved

@@ -126,13 +126,13 @@ func TestQueryRecordsRejections(t *testing.T) {
 		// Client grants advertise no expand relations: refused after the
 		// schema read, before the records read.
 		{name: "expand on a client grant", args: map[string]any{"stream": "messages", "connection_id": "cin_gmail_work", "expand": []string{"attachments"}}, code: "invalid_expand",
-			text: []string{`stream "messages" advertises no expand_capabilities`, `relation "attachments"`, "GET /v1/schema (expand_capabilities)"},
+			text:  []string{`stream "messages" advertises no expand_capabilities`, `relation "attachments"`, "GET /v1/schema (expand_capabilities)"},
 			calls: []string{"/v1/schema?view=compact&stream=messages&connection_id=cin_gmail_work"}},
 		{name: "unadvertised relation", kind: pdpptest.TokenOwner, args: map[string]any{"stream": "messages", "connection_id": "cin_gmail_work", "expand": []string{"labels"}}, code: "invalid_expand",
-			text: []string{`stream "messages" does not advertise relation "labels"`, "usable here: message_bodies, attachments"},
+			text:  []string{`stream "messages" does not advertise relation "labels"`, "usable here: message_bodies, attachments"},
 			calls: []string{"/v1/schema?view=compact&stream=messages&connection_id=cin_gmail_work"}},
 		{name: "expand_limit over max_limit", kind: pdpptest.TokenOwner, args: map[string]any{"stream": "messages", "connection_id": "cin_gmail_work", "expand": []string{"attachments"}, "expand_limit": map[string]any{"attachments": 51}}, code: "invalid_expand",
-			text: []string{"allows at most 50 (max_limit)"},
+			text:  []string{"allows at most 50 (max_limit)"},
 			calls: []string{"/v1/schema?view=compact&stream=messages&connection_id=cin_gmail_work"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
