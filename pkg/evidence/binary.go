@@ -29,35 +29,43 @@ func BlobRef(v gjson.Result) (Blob, bool) {
 	}
 	var b Blob
 	v.ForEach(func(k, f gjson.Result) bool {
-		switch k.Str {
-		case "blob_id":
-			if f.Type == gjson.String {
-				b.BlobID = f.Str
-			}
-		case "mime_type":
-			if f.Type == gjson.String {
-				b.MIMEType = f.Str
-			}
-		case "size_bytes":
-			if f.Type == gjson.Number && f.Num >= 0 && f.Num == float64(int64(f.Num)) {
-				b.SizeBytes, b.HasSize = int64(f.Num), true
-			}
-		case "sha256":
-			if f.Type == gjson.String {
-				b.SHA256 = f.Str
-			}
-		case "fetch_url":
-			if f.Type == gjson.String {
-				b.FetchURL = f.Str
-			}
-		}
+		b.take(k.Str, f)
 		return true
 	})
-	if b.BlobID == "" || b.MIMEType == "" && !b.HasSize {
+	if !b.valid() {
 		return Blob{}, false
 	}
 	return b, true
 }
+
+// take records one member of a candidate blob_ref object.
+func (b *Blob) take(key string, f gjson.Result) {
+	switch key {
+	case "blob_id":
+		if f.Type == gjson.String {
+			b.BlobID = f.Str
+		}
+	case "mime_type":
+		if f.Type == gjson.String {
+			b.MIMEType = f.Str
+		}
+	case "size_bytes":
+		if f.Type == gjson.Number && f.Num >= 0 && f.Num == float64(int64(f.Num)) {
+			b.SizeBytes, b.HasSize = int64(f.Num), true
+		}
+	case "sha256":
+		if f.Type == gjson.String {
+			b.SHA256 = f.Str
+		}
+	case "fetch_url":
+		if f.Type == gjson.String {
+			b.FetchURL = f.Str
+		}
+	}
+}
+
+// valid reports whether the members taken carry a real blob signal.
+func (b *Blob) valid() bool { return b.BlobID != "" && (b.MIMEType != "" || b.HasSize) }
 
 // IsBase64Blob reports whether s looks like an inline base64 body: at least
 // Base64MinLen bytes, a multiple of 4, only the standard base64 alphabet with at

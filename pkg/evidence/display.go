@@ -45,8 +45,10 @@ func Title(rec gjson.Result, opts TitleOptions) string {
 		}
 	}
 	for _, v := range [...]gjson.Result{data, rec} {
-		if t := oneLine(firstString(v, titleFields[:]...)); t != "" {
-			return t
+		for _, f := range titleFields {
+			if t := oneLine(firstString(v, f)); t != "" {
+				return t
+			}
 		}
 	}
 	stream := firstString(rec, "stream", "stream_name")
@@ -228,10 +230,10 @@ func balanceMarks(s string) string {
 			if open {
 				continue
 			}
-			if space {
+			if space && b[len(b)-1] != ' ' {
 				b = append(b, ' ')
-				space = false
 			}
+			space = false
 			openAt = len(b)
 			b = append(b, markOpen...)
 			open = true
@@ -253,10 +255,10 @@ func balanceMarks(s string) string {
 				space = len(b) > 0
 				continue
 			}
-			if space {
+			if space && b[len(b)-1] != ' ' {
 				b = append(b, ' ')
-				space = false
 			}
+			space = false
 			if r == utf8.RuneError && size == 1 {
 				b = utf8.AppendRune(b, utf8.RuneError)
 			} else {

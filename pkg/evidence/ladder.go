@@ -311,7 +311,7 @@ func status(cut bool) string {
 // first LadderRecords records that have an id.
 func RecordSet(body []byte, scope Scope) Ladder {
 	l := Ladder{Kind: KindRecordSet, ReadTool: ToolReadRecordField, Records: []Entry{}}
-	rows(gjson.ParseBytes(body)).ForEach(func(_, rec gjson.Result) bool {
+	readEnvelope(gjson.ParseBytes(body)).rows.ForEach(func(_, rec gjson.Result) bool {
 		switch e, ok := RecordEntry(rec, scope); {
 		case !ok:
 			l.WithoutID++

@@ -79,83 +79,76 @@ type PreviewResult struct {
 // containers keep fewer entries ("…":"+N more"), then whole lines are cut, and
 // only then are fewer records shown. Paging handles are never cut.
 func Preview(body []byte, opts PreviewOptions) PreviewResult {
-	doc := gjson.ParseBytes(body)
-	list := rows(doc)
-	var items []gjson.Result
-	list.ForEach(func(_, v gjson.Result) bool {
-		items = append(items, v)
-		return true
-	})
+	env := readEnvelope(gjson.ParseBytes(body))
 	max := opts.MaxRecords
 	if max <= 0 {
 		max = PreviewRecords
 	}
 	max = min(max, maxPreviewRecords)
-
-	h := readHandles(doc)
+	var items []gjson.Result
+	total := 0
+	env.rows.ForEach(func(_, v gjson.Result) bool {
+		if total < max {
+			items = append(items, v)
+		}
+		total++
+		return true
+	})
+	h := env.handles
 	label, _ := Cut(opts.Label, labelMax)
 	keys := map[string]bool{}
 	for _, f := range opts.KeyFields {
 		keys[f] = true
 	}
-	k := min(len(items), max)
+	k := len(items)
 	lines := make([]*previewLine, k)
 	for i := range k {
 		lines[i] = newPreviewLine(i, items[i], opts.Scope, keys)
 	}
 	for ; k > 0; k-- {
-		if text, res, ok := fit(label, h, lines[:k], len(items)); ok {
+		if text, res, ok := fit(label, h, lines[:k], total); ok {
 			res.Text = text
 			return res
 		}
 	}
-	head := header(label, h, len(items), 0)
-	foot := footer(len(items), counts{}, false)
-	return PreviewResult{Text: joinLines(head, nil, foot), Total: len(items)}
+	head := header(label, h, total, 0)
+	foot := footer(total, counts{}, false)
+	return PreviewResult{Text: joinLines(head, nil, foot), Total: total}
 }
 
-// previewLine is one record and its renderings, computed on demand per level.
+// previewLine is one record and its renderings, computed on demand per level
+// from one parse of the record.
 type previewLine struct {
 	prefix string
 	rec    gjson.Result
-	fold   func(string, gjson.Result) bool
-	// foldData leaves out data members that only repeat the record key.
-	foldData func(string, gjson.Result) bool
-	keys     map[string]bool
-	text     [len(previewLevels)]string
-	n        [len(previewLevels)]counts
-	done     [len(previewLevels)]bool
-	level    int
+	tree   *node
+	fold   *identity
+	keys   map[string]bool
+	text   [len(previewLevels)]string
+	n      [len(previewLevels)]counts
+	done   [len(previewLevels)]bool
+	level  int
 }
 
 func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool) *previewLine {
 	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: rec, keys: keys}
 	if id, ok := Identity(rec, scope); ok {
 		l.prefix += "id=" + id.String() + " "
-		l.fold = func(k string, v gjson.Result) bool {
-			switch k {
-			case "object":
-				return v.Str == "record"
-			case "id":
-				return v.Str == id.RecordID()
-			case "stream":
-				return v.Str == id.Stream()
-			case "connection_id", "connector_instance_id":
-				return v.Str == id.ConnectionID()
-			}
-			return false
-		}
-		l.foldData = func(k string, v gjson.Result) bool {
-			return (k == "id" || k == "record_id") && v.Str == id.RecordID()
-		}
+		l.fold = &identity{record: id.RecordID(), stream: id.Stream(), connection: id.ConnectionID()}
 	}
 	return l
 }
 
 func (l *previewLine) render(level int) (string, counts) {
 	if !l.done[level] {
-		r := renderer{lim: previewLevels[level], fold: l.fold, foldData: l.foldData, keys: l.keys}
-		l.text[level] = l.prefix + string(r.value(nil, l.rec, 0, l.fold))
+		if l.tree == nil {
+			t := parse(l.rec, 0)
+			l.tree = &t
+		}
+		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys}
+		b := make([]byte, 0, max(256, len(l.text[max(level-1, 0)])))
+		b = append(b, l.prefix...)
+		l.text[level] = string(r.value(b, l.tree, 0, false))
 		l.n[level] = r.n
 		l.done[level] = true
 	}
@@ -253,56 +246,6 @@ func joinLines(head string, lines []string, foot string) string {
 		b.WriteString(foot)
 	}
 	return b.String()
-}
-
-// handles are the paging, change and count handles of a list envelope.
-type handles struct {
-	hasMore      bool
-	cursor       string
-	changesSince string
-	count        string
-	warnings     []string
-}
-
-func readHandles(doc gjson.Result) handles {
-	var h handles
-	meta := doc.Get("meta")
-	h.hasMore = doc.Get("has_more").Type == gjson.True
-	h.cursor = firstString(doc, "next_cursor")
-	if h.cursor == "" {
-		h.cursor = firstString(meta, "next_cursor")
-	}
-	h.changesSince = firstString(doc, "next_changes_since")
-	if h.changesSince == "" {
-		h.changesSince = firstString(meta, "next_changes_since")
-	}
-	count := doc.Get("count")
-	if !count.Exists() {
-		count = meta.Get("count")
-	}
-	switch {
-	case count.Type == gjson.Number:
-		h.count = count.Raw
-	case count.IsObject():
-		kind, value := count.Get("kind"), count.Get("value")
-		if kind.Type == gjson.String && value.Type == gjson.Number && kind.Str != "none" {
-			k, _ := Cut(kind.Str, 24)
-			h.count = k + ":" + value.Raw
-		}
-	}
-	meta.Get("warnings").ForEach(func(_, w gjson.Result) bool {
-		code := w.Get("code")
-		if code.Type == gjson.String && code.Str != "" && !slices.Contains(h.warnings, code.Str) {
-			if len(h.warnings) == 5 {
-				h.warnings = append(h.warnings, "…")
-				return false
-			}
-			c, _ := Cut(code.Str, 40)
-			h.warnings = append(h.warnings, c)
-		}
-		return true
-	})
-	return h
 }
 
 // header is the first line. shown = 0 leaves out "Showing up to".

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 func TestPreviewGolden(t *testing.T) {
@@ -306,5 +308,29 @@ func BenchmarkPreviewHundredWideRecords(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Preview(body, PreviewOptions{Label: "notes", Scope: Scope{Stream: "notes"}})
+	}
+}
+
+// BenchmarkPreviewScanBaseline is the floor under the benchmark above: one
+// gjson pass over the same body, counting records.
+func BenchmarkPreviewScanBaseline(b *testing.B) {
+	var recs []string
+	for i := range 100 {
+		recs = append(recs, wideRecord(i, "cin_a"))
+	}
+	body := page(recs, "")
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		n := 0
+		gjson.ParseBytes(body).Get("data").ForEach(func(_, _ gjson.Result) bool { n++; return true })
+	}
+}
+
+func BenchmarkPreviewFixturePage(b *testing.B) {
+	body := fixture(b, "records-messages-limit3")
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Preview(body, PreviewOptions{Label: `records from stream "messages"`, Scope: Scope{Stream: "messages"}})
 	}
 }

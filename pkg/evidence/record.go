@@ -1,6 +1,9 @@
 package evidence
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
@@ -24,27 +27,38 @@ func Identity(rec gjson.Result, scope Scope) (resultid.ID, bool) {
 	if !rec.IsObject() {
 		return resultid.ID{}, false
 	}
-	keyOrder := [...]string{"id", "record_key", "record_id"}
-	if rec.Get("object").Str == "search_result" {
-		keyOrder = [...]string{"record_key", "record_id", "id"}
-	}
-	key := ""
-	for _, k := range keyOrder {
-		if v := rec.Get(k); v.Type == gjson.String && v.Str != "" {
-			key = v.Str
-			break
+	// One pass over the members: records can be large and every Get rescans.
+	var object, id, recordKey, recordID, stream, streamName, conn, alias string
+	rec.ForEach(func(k, v gjson.Result) bool {
+		if v.Type != gjson.String {
+			return true
 		}
+		switch k.Str {
+		case "object":
+			object = v.Str
+		case "id":
+			id = v.Str
+		case "record_key":
+			recordKey = v.Str
+		case "record_id":
+			recordID = v.Str
+		case "stream":
+			stream = v.Str
+		case "stream_name":
+			streamName = v.Str
+		case "connection_id":
+			conn = v.Str
+		case "connector_instance_id":
+			alias = v.Str
+		}
+		return true
+	})
+	key := cmp.Or(id, recordKey, recordID)
+	if object == "search_result" {
+		key = cmp.Or(recordKey, recordID, id)
 	}
-	stream := firstString(rec, "stream", "stream_name")
-	if stream == "" {
-		stream = scope.Stream
-	}
-	conn := firstString(rec, "connection_id", "connector_instance_id")
-	if conn == "" {
-		conn = scope.ConnectionID
-	}
-	id, err := resultid.New(conn, stream, key)
-	return id, err == nil
+	id2, err := resultid.New(cmp.Or(conn, alias, scope.ConnectionID), cmp.Or(stream, streamName, scope.Stream), key)
+	return id2, err == nil
 }
 
 // payload returns the record's field object: "data" when it is an object (the
@@ -66,16 +80,95 @@ func firstString(v gjson.Result, keys ...string) string {
 	return ""
 }
 
-// rows returns the records of a list body: a bare array, "data", "records" or
-// "data.records".
-func rows(doc gjson.Result) gjson.Result {
+// envelope is what a list body holds: its rows and the handles a model needs
+// for the next step.
+type envelope struct {
+	rows    gjson.Result
+	handles handles
+}
+
+// handles are the paging, change and count handles of a list envelope.
+type handles struct {
+	hasMore      bool
+	cursor       string
+	changesSince string
+	count        string
+	warnings     []string
+}
+
+// readEnvelope reads a list body in one pass over its top level. Rows are a
+// bare array, "data", "records" or "data.records".
+func readEnvelope(doc gjson.Result) envelope {
+	var e envelope
 	if doc.IsArray() {
-		return doc
+		e.rows = doc
+		return e
 	}
-	for _, p := range [...]string{"data", "records", "data.records"} {
-		if v := doc.Get(p); v.IsArray() {
-			return v
+	var data, records, count, meta gjson.Result
+	doc.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "data":
+			data = v
+		case "records":
+			records = v
+		case "has_more":
+			e.handles.hasMore = v.Type == gjson.True
+		case "next_cursor":
+			if v.Type == gjson.String {
+				e.handles.cursor = v.Str
+			}
+		case "next_changes_since":
+			if v.Type == gjson.String {
+				e.handles.changesSince = v.Str
+			}
+		case "count":
+			count = v
+		case "meta":
+			meta = v
+		}
+		return true
+	})
+	switch {
+	case data.IsArray():
+		e.rows = data
+	case records.IsArray():
+		e.rows = records
+	case data.IsObject():
+		if r := data.Get("records"); r.IsArray() {
+			e.rows = r
 		}
 	}
-	return gjson.Result{}
+	h := &e.handles
+	if h.cursor == "" {
+		h.cursor = firstString(meta, "next_cursor")
+	}
+	if h.changesSince == "" {
+		h.changesSince = firstString(meta, "next_changes_since")
+	}
+	if !count.Exists() {
+		count = meta.Get("count")
+	}
+	switch {
+	case count.Type == gjson.Number:
+		h.count = count.Raw
+	case count.IsObject():
+		kind, value := count.Get("kind"), count.Get("value")
+		if kind.Type == gjson.String && value.Type == gjson.Number && kind.Str != "none" {
+			k, _ := Cut(kind.Str, 24)
+			h.count = k + ":" + value.Raw
+		}
+	}
+	meta.Get("warnings").ForEach(func(_, w gjson.Result) bool {
+		code := w.Get("code")
+		if code.Type == gjson.String && code.Str != "" && !slices.Contains(h.warnings, code.Str) {
+			if len(h.warnings) == 5 {
+				h.warnings = append(h.warnings, "…")
+				return false
+			}
+			c, _ := Cut(code.Str, 40)
+			h.warnings = append(h.warnings, c)
+		}
+		return true
+	})
+	return e
 }

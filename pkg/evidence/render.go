@@ -32,22 +32,111 @@ func (c *counts) add(o counts) {
 // "…[N chars]" note costs.
 const cutSlack = 12
 
-// maxDepth bounds recursion; deeper values render as a marker string.
+// maxDepth bounds nesting; deeper values render as a marker string.
 const maxDepth = 32
 
 // blobStringCap bounds blob metadata strings (ids, URLs) under a string limit:
 // they are identifiers, so they keep more than ordinary values.
 const blobStringCap = 160
 
+// Node kinds.
+const (
+	kindScalar = iota // number, true, false, null: raw is the source text
+	kindString        // raw is the source literal, str the value
+	kindBase64        // an inline base64 body; chars is its length
+	kindBlob          // a blob_ref object; blob is its metadata
+	kindObject
+	kindArray
+	kindTooDeep
+)
+
+// node is a JSON value parsed once, so a record can be rendered at several
+// limits without rescanning its source.
+type node struct {
+	kind  uint8
+	key   string // member name, for members of an object
+	raw   string
+	str   string
+	chars int // code points of str
+	blob  *Blob
+	kids  []node
+}
+
+// parse builds the node tree of v. It never fails: gjson's reading of the
+// source is taken as is.
+func parse(v gjson.Result, depth int) node {
+	switch {
+	case depth > maxDepth:
+		return node{kind: kindTooDeep}
+	case v.Type == gjson.String:
+		if IsBase64Blob(v.Str) {
+			return node{kind: kindBase64, chars: Len(v.Str)}
+		}
+		return node{kind: kindString, raw: v.Raw, str: v.Str, chars: Len(v.Str)}
+	case v.IsObject():
+		n := node{kind: kindObject}
+		var blob Blob
+		v.ForEach(func(k, f gjson.Result) bool {
+			blob.take(k.Str, f)
+			kid := parse(f, depth+1)
+			kid.key = k.Str
+			n.kids = append(n.kids, kid)
+			return true
+		})
+		if blob.valid() {
+			return node{kind: kindBlob, blob: &blob}
+		}
+		return n
+	case v.IsArray():
+		n := node{kind: kindArray}
+		v.ForEach(func(_, f gjson.Result) bool {
+			n.kids = append(n.kids, parse(f, depth+1))
+			return true
+		})
+		return n
+	case v.Raw == "":
+		return node{kind: kindScalar, raw: "null"}
+	default:
+		return node{kind: kindScalar, raw: v.Raw}
+	}
+}
+
+// member returns the string value of an object's member ("" when absent).
+func (n *node) member(key string) string {
+	for i := range n.kids {
+		if n.kids[i].key == key && n.kids[i].kind == kindString {
+			return n.kids[i].str
+		}
+	}
+	return ""
+}
+
+// empty reports a value that carries nothing: null, "", [] or {}.
+func (n *node) empty() bool {
+	switch n.kind {
+	case kindString:
+		return n.str == ""
+	case kindObject, kindArray:
+		return len(n.kids) == 0
+	case kindScalar:
+		return n.raw == "null"
+	}
+	return false
+}
+
+// identity is a record's id parts; members that only repeat them are folded
+// out of a rendering that prints the id separately.
+type identity struct {
+	record, stream, connection string
+}
+
 // renderer writes compact JSON in authored key order, replacing binary values
 // with metadata and applying limits.
 type renderer struct {
 	lim limits
 	n   counts
-	// fold and foldData, when set, leave out members the caller already shows
-	// (a record's identity, printed as its id): fold at the top level, foldData
-	// inside the top-level "data" object.
-	fold, foldData func(key string, v gjson.Result) bool
+	// fold, when set, leaves out the record wrapper members its id spells out.
+	fold *identity
 	// keys are field names a terse rendering keeps first.
 	keys map[string]bool
 }
@@ -58,99 +147,103 @@ type renderer struct {
 // text in full.
 func VisibleJSON(v gjson.Result) string {
 	var r renderer
-	return string(r.value(nil, v, 0, nil))
+	n := parse(v, 0)
+	return string(r.value(nil, &n, 0, false))
 }
 
-func (r *renderer) value(b []byte, v gjson.Result, depth int, fold func(string, gjson.Result) bool) []byte {
-	if depth > maxDepth {
+// value appends n. inData is true for the members of a folded record's data.
+func (r *renderer) value(b []byte, n *node, depth int, inData bool) []byte {
+	switch n.kind {
+	case kindTooDeep:
 		r.n.cutEntries++
 		return append(b, `"…(nested deeper than 32 levels)"`...)
-	}
-	switch {
-	case v.Type == gjson.String:
-		return r.str(b, v)
-	case v.IsObject():
-		if blob, ok := BlobRef(v); ok {
-			r.n.binary++
-			return r.blob(b, blob)
-		}
-		return r.object(b, v, depth, fold)
-	case v.IsArray():
-		return r.array(b, v, depth)
-	case v.Raw == "":
-		return append(b, "null"...)
-	default: // numbers, true, false, null: their source text is already compact
-		return append(b, v.Raw...)
-	}
-}
-
-func (r *renderer) str(b []byte, v gjson.Result) []byte {
-	if IsBase64Blob(v.Str) {
+	case kindString:
+		return r.str(b, n)
+	case kindBase64:
 		r.n.binary++
 		b = append(b, `{"binary":"base64","size_chars":`...)
-		b = strconv.AppendInt(b, int64(Len(v.Str)), 10)
+		b = strconv.AppendInt(b, int64(n.chars), 10)
 		return append(b, '}')
+	case kindBlob:
+		r.n.binary++
+		return r.blob(b, *n.blob)
+	case kindObject:
+		return r.object(b, n, depth, inData)
+	case kindArray:
+		return r.array(b, n, depth)
+	default:
+		return append(b, n.raw...)
 	}
-	if r.lim.str > 0 && Len(v.Str) > r.lim.str+cutSlack {
-		if cut, ok := Cut(v.Str, r.lim.str); ok {
-			r.n.cutValues++
-			return appendString(b, cut+"["+strconv.Itoa(Len(v.Str))+" chars]")
-		}
-	}
-	if v.Raw == "" || v.Raw[0] != '"' {
-		return appendString(b, v.Str)
-	}
-	return append(b, v.Raw...)
 }
 
-func (r *renderer) object(b []byte, v gjson.Result, depth int, fold func(string, gjson.Result) bool) []byte {
-	type member struct {
-		key string
-		val gjson.Result
+func (r *renderer) str(b []byte, n *node) []byte {
+	if r.lim.str > 0 && n.chars > r.lim.str+cutSlack {
+		cut, _ := Cut(n.str, r.lim.str)
+		r.n.cutValues++
+		b = appendString(b, cut)
+		b = append(b[:len(b)-1], '[') // reopen the string for the length note
+		b = strconv.AppendInt(b, int64(n.chars), 10)
+		return append(b, ` chars]"`...)
 	}
-	var ms []member
-	conn := v.Get("connection_id")
-	v.ForEach(func(k, f gjson.Result) bool {
-		switch {
-		case fold != nil && fold(k.Str, f):
-		case k.Str == "connector_instance_id" && f.Type == gjson.String && conn.Type == gjson.String && f.Str == conn.Str:
-			// the RS's deprecated alias of connection_id: same value, no information
-		default:
-			ms = append(ms, member{k.Str, f})
+	if n.raw == "" || n.raw[0] != '"' {
+		return appendString(b, n.str)
+	}
+	return append(b, n.raw...)
+}
+
+// folded reports whether member m of an object at this position only repeats
+// the record's identity, or is the RS's deprecated connection alias.
+func (r *renderer) folded(parent, m *node, depth int, inData bool) bool {
+	if m.key == "connector_instance_id" && m.kind == kindString && m.str != "" && m.str == parent.member("connection_id") {
+		return true // same value as connection_id: no information
+	}
+	if r.fold == nil || m.kind != kindString || m.str == "" {
+		return false
+	}
+	switch {
+	case depth == 0:
+		switch m.key {
+		case "object":
+			return m.str == "record"
+		case "id":
+			return m.str == r.fold.record
+		case "stream":
+			return m.str == r.fold.stream
+		case "connection_id", "connector_instance_id":
+			return m.str == r.fold.connection
 		}
-		return true
-	})
-	keep := ms
+	case inData:
+		return (m.key == "id" || m.key == "record_id") && m.str == r.fold.record
+	}
+	return false
+}
+
+func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
+	keep := make([]int, 0, len(n.kids))
+	for i := range n.kids {
+		if !r.folded(n, &n.kids[i], depth, inData) {
+			keep = append(keep, i)
+		}
+	}
 	left := 0
-	if r.lim.entries > 0 && len(ms) > r.lim.entries {
+	if r.lim.entries > 0 && len(keep) > r.lim.entries {
 		// Keep the most informative members, shown in authored order.
-		idx := make([]int, len(ms))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, c int) int {
-			return cmp.Compare(r.rank(ms[a].key, ms[a].val), r.rank(ms[c].key, ms[c].val))
+		slices.SortStableFunc(keep, func(a, c int) int {
+			return cmp.Compare(r.rank(&n.kids[a]), r.rank(&n.kids[c]))
 		})
-		idx = idx[:r.lim.entries]
-		slices.Sort(idx)
-		keep = make([]member, len(idx))
-		for i, j := range idx {
-			keep[i] = ms[j]
-		}
-		left = len(ms) - len(keep)
+		left = len(keep) - r.lim.entries
+		keep = keep[:r.lim.entries]
+		slices.Sort(keep)
 	}
 	b = append(b, '{')
-	for i, m := range keep {
+	for i, j := range keep {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		m := &n.kids[j]
 		b = appendString(b, m.key)
 		b = append(b, ':')
-		var childFold func(string, gjson.Result) bool
-		if depth == 0 && m.key == "data" {
-			childFold = r.foldData
-		}
-		b = r.value(b, m.val, depth+1, childFold)
+		b = r.value(b, m, depth+1, depth == 0 && r.fold != nil && m.key == "data")
 	}
 	if left > 0 {
 		r.n.cutEntries += left
@@ -168,50 +261,36 @@ func (r *renderer) object(b []byte, v gjson.Result, depth int, fold func(string,
 // caller's key fields and a record wrapper's "data" payload, then non-empty
 // strings, numbers and binary metadata, booleans, non-empty containers, and
 // last null and empty values.
-func (r *renderer) rank(key string, v gjson.Result) int {
+func (r *renderer) rank(m *node) int {
 	switch {
-	case r.keys[key], key == "data" && v.IsObject():
+	case r.keys[m.key], m.key == "data" && m.kind == kindObject:
 		return 0
-	case v.Type == gjson.String && v.Str != "":
-		if IsBase64Blob(v.Str) {
-			return 2
-		}
-		return 1
-	case v.Type == gjson.Number:
-		return 2
-	case v.IsObject():
-		if _, ok := BlobRef(v); ok {
-			return 2
-		}
-		fallthrough
-	case v.IsArray():
-		if hasEntries(v) {
-			return 4
-		}
+	case m.empty():
 		return 5
-	case v.Type == gjson.True || v.Type == gjson.False:
+	case m.kind == kindString:
+		return 1
+	case m.kind == kindBase64, m.kind == kindBlob, m.kind == kindScalar && m.raw != "true" && m.raw != "false":
+		return 2
+	case m.kind == kindScalar:
 		return 3
 	default:
-		return 5
+		return 4
 	}
 }
 
-func (r *renderer) array(b []byte, v gjson.Result, depth int) []byte {
+func (r *renderer) array(b []byte, n *node, depth int) []byte {
+	kept := len(n.kids)
+	if r.lim.entries > 0 && kept > r.lim.entries {
+		kept = r.lim.entries
+	}
 	b = append(b, '[')
-	kept, left := 0, 0
-	v.ForEach(func(_, f gjson.Result) bool {
-		if r.lim.entries > 0 && kept >= r.lim.entries {
-			left++
-			return true
-		}
-		if kept > 0 {
+	for i := range kept {
+		if i > 0 {
 			b = append(b, ',')
 		}
-		b = r.value(b, f, depth+1, nil)
-		kept++
-		return true
-	})
-	if left > 0 {
+		b = r.value(b, &n.kids[i], depth+1, false)
+	}
+	if left := len(n.kids) - kept; left > 0 {
 		r.n.cutEntries += left
 		if kept > 0 {
 			b = append(b, ',')

@@ -68,7 +68,7 @@ func TestVisibleJSONFixture(t *testing.T) {
 func TestRendererLimits(t *testing.T) {
 	in := gjson.Parse(`{"long":"` + strings.Repeat("x", 100) + `","near":"` + strings.Repeat("y", 20) + `","n":1,"e":[],"z":null,"arr":[1,2,3,4,5],"b":true}`)
 	r := renderer{lim: limits{str: 10, entries: 4}}
-	got := string(r.value(nil, in, 0, nil))
+	got := render(&r, in)
 	// "near" is within the slack and kept whole; strings first, then numbers, booleans, containers, empties; kept in authored order
 	want := `{"long":"xxxxxxxxx…[100 chars]","near":"yyyyyyyyyyyyyyyyyyyy","n":1,"b":true,"…":"+3 more"}`
 	if got != want {
@@ -79,11 +79,11 @@ func TestRendererLimits(t *testing.T) {
 	}
 	// a string only a little over the limit is kept whole: the note would cost more
 	r = renderer{lim: limits{str: 10}}
-	if got := string(r.value(nil, gjson.Parse(`"`+strings.Repeat("y", 22)+`"`), 0, nil)); got != `"`+strings.Repeat("y", 22)+`"` {
+	if got := render(&r, gjson.Parse(`"`+strings.Repeat("y", 22)+`"`)); got != `"`+strings.Repeat("y", 22)+`"` {
 		t.Errorf("near-limit string = %s", got)
 	}
 	r = renderer{lim: limits{entries: 2}}
-	if got := string(r.value(nil, gjson.Parse(`[1,2,3,4]`), 0, nil)); got != `[1,2,"…+2 more"]` {
+	if got := render(&r, gjson.Parse(`[1,2,3,4]`)); got != `[1,2,"…+2 more"]` {
 		t.Errorf("array = %s", got)
 	}
 }
@@ -94,6 +94,11 @@ func TestRendererDepth(t *testing.T) {
 	if !json.Valid([]byte(got)) || !strings.Contains(got, "nested deeper") {
 		t.Errorf("deep nesting not bounded: %s", got)
 	}
+}
+
+func render(r *renderer, v gjson.Result) string {
+	n := parse(v, 0)
+	return string(r.value(nil, &n, 0, false))
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
