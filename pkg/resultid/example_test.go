@@ -13,7 +13,6 @@ func ExampleParse() {
 		panic(err)
 	}
 	fmt.Println(id.ConnectionID(), id.Stream(), id.RecordID())
-	fmt.Println(id.RecordPath())
 
 	_, err = resultid.Parse("cin/orders:../../etc/passwd")
 	var bad *resultid.Error
@@ -22,7 +21,6 @@ func ExampleParse() {
 	}
 	// Output:
 	// cin_a slack C1:171.0
-	// /v1/streams/slack/records/C1:171.0
 	// invalid_id
 }
 

@@ -18,11 +18,11 @@
 // Record keys that contain "/" or "\" (URLs, file paths) and stream names that
 // contain ":" cannot be written textually; the base64url handle carries them.
 // ID.String picks the textual form when it parses back to the same value and the
-// handle otherwise, so every valid record has a working id.
+// handle otherwise, so every valid record has a working id. Such keys reach the
+// RS safely because callers escape every path segment (rs.Path does).
 package resultid
 
 import (
-	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -127,16 +127,6 @@ func (id ID) WithConnection(connectionID string) (ID, error) {
 	id.connection = connectionID
 	return id, nil
 }
-
-// RecordPath returns the RS path of the record, each segment escaped:
-// /v1/streams/{stream}/records/{record_id}. The connection is not part of the
-// path; send it as the connection_id query parameter.
-func (id ID) RecordPath() string {
-	return "/v1/streams/" + url.PathEscape(id.stream) + "/records/" + url.PathEscape(id.record)
-}
-
-// FieldWindowPath returns the RS path of the record's field-window route.
-func (id ID) FieldWindowPath() string { return id.RecordPath() + "/field-window" }
 
 // Parse reads a record id in any accepted form. Every rejection is a *Error
 // with CodeInvalidID that quotes the input and names the expected forms.

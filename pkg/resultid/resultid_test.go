@@ -327,28 +327,3 @@ func TestWithConnection(t *testing.T) {
 		t.Errorf("conflict message = %v, want %q", err, want)
 	}
 }
-
-func TestPaths(t *testing.T) {
-	tests := []struct {
-		in, record, window string
-	}{
-		{"cin/messages:p_msg_002", "/v1/streams/messages/records/p_msg_002", "/v1/streams/messages/records/p_msg_002/field-window"},
-		{`cin/balances:["acct_1","2026-04-01"]`, `/v1/streams/balances/records/%5B%22acct_1%22%2C%222026-04-01%22%5D`, ""},
-		{"cin/s:a b?c#d%e", "/v1/streams/s/records/a%20b%3Fc%23d%25e", ""},
-		{"cin/s:john..doe", "/v1/streams/s/records/john..doe", ""},
-		{handleOf(`{"v":1,"kind":"record","connection_id":"c","stream":"s","record_id":"../../etc/passwd"}`), "/v1/streams/s/records/..%2F..%2Fetc%2Fpasswd", ""},
-		{handleOf(`{"v":1,"kind":"record","connection_id":"c","stream":"s","record_id":"a\\b"}`), "/v1/streams/s/records/a%5Cb", ""},
-	}
-	for _, tt := range tests {
-		id, err := Parse(tt.in)
-		if err != nil {
-			t.Fatalf("Parse(%q): %v", tt.in, err)
-		}
-		if got := id.RecordPath(); got != tt.record {
-			t.Errorf("RecordPath(%q) = %q, want %q", tt.in, got, tt.record)
-		}
-		if tt.window != "" && id.FieldWindowPath() != tt.window {
-			t.Errorf("FieldWindowPath(%q) = %q, want %q", tt.in, id.FieldWindowPath(), tt.window)
-		}
-	}
-}
