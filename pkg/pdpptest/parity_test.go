@@ -345,3 +345,44 @@ func compareNodes(path string, want, got *node, diffs *[]string) {
 		}
 	}
 }
+
+// TestCompareCapture makes sure the parity comparison can fail: each kind of
+// difference is reported, volatile values are not.
+func TestCompareCapture(t *testing.T) {
+	const base = `{"data":[{"id":"a","n":1}],"has_more":true,"next_cursor":"c1",` +
+		`"links":{"self":"/v1/x?cursor=c0","next":"/v1/x?limit=1&cursor=c1"},` +
+		`"error":{"code":"e","request_id":"req_1","resource_metadata":"http://127.0.0.1:7663/.well-known/oauth-protected-resource"}}`
+	c := capture{name: "t", status: 200, json: []byte(base)}
+	// The double answers with its own host where the capture has the reference's.
+	same := strings.ReplaceAll(base, captureHost, "http://srv")
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		diffs  bool
+	}{
+		{"identical", 200, same, false},
+		{"volatile values differ", 200, strings.NewReplacer(`"c1"`, `"zz"`, `req_1`, `req_2`, `cursor=c1`, `cursor=zz`, `cursor=c0`, `cursor=yy`).Replace(same), false},
+		{"host not rewritten", 200, base, true},
+		{"status differs", 404, same, true},
+		{"value differs", 200, strings.Replace(same, `"n":1`, `"n":2`, 1), true},
+		{"type differs", 200, strings.Replace(same, `"n":1`, `"n":"1"`, 1), true},
+		{"key missing", 200, strings.Replace(same, `,"n":1`, ``, 1), true},
+		{"key order differs", 200, strings.Replace(same, `{"id":"a","n":1}`, `{"n":1,"id":"a"}`, 1), true},
+		{"extra item", 200, strings.Replace(same, `[{"id":"a","n":1}]`, `[{"id":"a","n":1},{"id":"b","n":2}]`, 1), true},
+		{"error code differs", 200, strings.Replace(same, `"code":"e"`, `"code":"f"`, 1), true},
+		{"other link parameters differ", 200, strings.Replace(same, `limit=1`, `limit=2`, 1), true},
+		{"not JSON", 200, `{"data":`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diffs := compareCapture(c, tc.status, []byte(tc.body), "http://srv")
+			if (len(diffs) > 0) != tc.diffs {
+				t.Errorf("diffs = %q, want differences: %v", diffs, tc.diffs)
+			}
+		})
+	}
+	raw := capture{name: "r", status: 200, raw: []byte("bytes")}
+	if len(compareCapture(raw, 200, []byte("bytes"), "")) != 0 || len(compareCapture(raw, 200, []byte("other"), "")) == 0 {
+		t.Error("raw bodies compare byte for byte")
+	}
+}

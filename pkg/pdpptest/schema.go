@@ -381,21 +381,22 @@ func (s *Server) handleSchema(c *call) error {
 		}
 	}
 
-	var connectors []any
-	streamCount := 0
-	for i := 0; i < len(picked); {
-		cs := picked[i].sc.conn
-		var group []schemaStream
-		for i < len(picked) && picked[i].sc.conn == cs {
-			group = append(group, picked[i])
-			i++
+	// One connector item per connector, in order of first appearance; a grant
+	// spanning connectors may interleave their streams.
+	var order []*connectorState
+	groups := map[*connectorState][]schemaStream{}
+	for _, ss := range picked {
+		cs := ss.sc.conn
+		if _, seen := groups[cs]; !seen {
+			order = append(order, cs)
 		}
-		streamCount += len(group)
-		connectors = append(connectors, c.schemaConnector(cs, group, compact))
+		groups[cs] = append(groups[cs], ss)
 	}
-	if connectors == nil {
-		connectors = []any{}
+	connectors := []any{}
+	for _, cs := range order {
+		connectors = append(connectors, c.schemaConnector(cs, groups[cs], compact))
 	}
+	streamCount := len(picked)
 
 	body := obj("bearer", c.bearer(), "connectors", connectors, "object", "schema")
 	if compact {
