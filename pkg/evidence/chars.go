@@ -1,23 +1,3 @@
-// Package evidence decides what a model sees of PDPP records: bounded record
-// previews, content ladders (how to read what a preview left out), binary
-// detection, titles and snippets. Tools share it so every tool cuts, labels and
-// continues records the same way.
-//
-// It works on raw RS JSON with gjson: authored key order is kept and nothing is
-// decoded into maps and re-marshalled.
-//
-// # Characters
-//
-// Field lengths, offsets and value cuts count Unicode code points, the unit
-// the RS uses for offset_chars, size and window bounds in the field-window
-// route. (The TypeScript adapter counted UTF-16 code units, which disagrees with
-// the RS on characters outside the Basic Multilingual Plane, so a continuation it
-// computed could land one unit off per emoji.) A cut never splits a code point;
-// invalid UTF-8 bytes count one each.
-//
-// Whole-text budgets (the record preview) are enforced in UTF-8 bytes, which
-// bounds the characters as well: a 1,792-byte preview is also at most 1,792
-// characters, and multi-byte data cannot push the wire size over the budget.
 package evidence
 
 import "unicode/utf8"

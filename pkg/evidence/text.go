@@ -1,0 +1,30 @@
+package evidence
+
+// TextCut is a text field bounded for model-visible output, with the read that
+// continues it.
+type TextCut struct {
+	// Text is the shown text: the whole field, or its first ShownChars code
+	// points followed by "…".
+	Text string
+	// TotalChars and ShownChars count code points of the field.
+	TotalChars, ShownChars int
+	// Next continues the field with read_record_field at offset ShownChars in
+	// windows of WindowChars; nil when the field is shown whole.
+	Next *Read
+}
+
+// Cut reports whether the field was shortened.
+func (c TextCut) Cut() bool { return c.Next != nil }
+
+// BoundText bounds a text field of record id to at most limit code points
+// ("…" included); limit <= 0 means no bound. Offsets count code points like
+// the RS field-window route, so Next resumes exactly where Text stops.
+func BoundText(id, fieldPath, text string, limit int) TextCut {
+	total := Len(text)
+	if limit <= 0 || total <= limit {
+		return TextCut{Text: text, TotalChars: total, ShownChars: total}
+	}
+	shown, _ := Cut(text, limit)
+	next := FieldRead(id, fieldPath, limit-1, WindowChars)
+	return TextCut{Text: shown, TotalChars: total, ShownChars: limit - 1, Next: &next}
+}
