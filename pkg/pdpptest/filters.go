@@ -2,6 +2,7 @@ package pdpptest
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -73,7 +74,7 @@ func parseFilters(sc *streamScope, q *query) ([]filterSpec, *apiError) {
 			if !isDeclared {
 				return nil, badRequest("Range filters are not declared for '%s'", field).param("filter")
 			}
-			if !contains(declared, op) {
+			if !slices.Contains(declared, op) {
 				return nil, badRequest("Range operator '%s' is not declared for '%s'", op, field).param("filter")
 			}
 			if on.nested() || len(on.vals) != 1 {

@@ -3,6 +3,7 @@ package pdpptest
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
@@ -121,11 +122,11 @@ func (c *call) capsOf(sc *streamScope, d *description) []fieldCaps {
 		g := sc.granted(p.Name)
 		fc := fieldCaps{
 			prop: p, granted: g,
-			lex: capability{contains(d.query.LexicalFields, p.Name), g},
-			sem: capability{contains(d.query.SemanticFields, p.Name), g},
+			lex: capability{slices.Contains(d.query.LexicalFields, p.Name), g},
+			sem: capability{slices.Contains(d.query.SemanticFields, p.Name), g},
 		}
 		for _, k := range aggKinds {
-			fc.agg = append(fc.agg, capability{contains(aggFields(d.query.Aggregations, k), p.Name), g})
+			fc.agg = append(fc.agg, capability{slices.Contains(aggFields(d.query.Aggregations, k), p.Name), g})
 		}
 		if c.who.owner() {
 			fc.exact = &capability{p.Scalar(), g}
@@ -136,15 +137,6 @@ func (c *call) capsOf(sc *streamScope, d *description) []fieldCaps {
 		out = append(out, fc)
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // fieldCapabilities is the full view's field_capabilities.
@@ -244,7 +236,7 @@ func flagValue(s string) string {
 	}, s)
 }
 
-// expandCaps lists query.expand entries that have a matching relationship,
+// expandCap is a query.expand entry that has a matching relationship,
 // with whether the caller can read the target stream.
 type expandCap struct {
 	rel     dataset.Relationship
