@@ -72,6 +72,14 @@ func TestRecordsErrors(t *testing.T) {
 	}
 }
 
+// TestGrantOfUndeclaredStream: a grant naming a stream its source does not
+// declare is a server-side inconsistency; the reference surfaces it as a 500.
+func TestGrantOfUndeclaredStream(t *testing.T) {
+	srv := New(t, Options{Dataset: gmailWith(t, map[string]string{"ghost": `{"grant_id":"grt_ghost","client":{"client_id":"c"},
+		"streams":[{"name":"ghost","instance_ids":["cin_gmail_personal"]}]}`})})
+	wantError(t, get(t, srv, srv.IssueClientToken("ghost"), "/v1/streams/ghost/records"), 500, "invalid_stream", "")
+}
+
 func TestRecordsLimit(t *testing.T) {
 	srv := New(t, Options{})
 	client := srv.Token(TokenClient)

@@ -206,6 +206,7 @@ func TestStreams(t *testing.T) {
 		t.Errorf("narrowed to work: %d rows", n)
 	}
 	wantError(t, get(t, srv, narrow, "/v1/streams?connection_id=cin_nope"), 401, "context.instance_mismatch", "")
+	wantError(t, get(t, srv, narrow, "/v1/streams?connection_id=cin_gmail_work&connector_instance_id=cin_gmail_personal"), 400, "invalid_argument", "connector_instance_id")
 	wantError(t, get(t, srv, owner, "/v1/streams?connection_id=cin_nope"), 404, "connection_not_found", "connection_id")
 
 	a = get(t, srv, owner, "/v1/streams")
@@ -241,6 +242,15 @@ func TestStreamMetadata(t *testing.T) {
 		t.Errorf("schema and capabilities: %s", a.j("field_capabilities.snippet"))
 	}
 	wantError(t, get(t, srv, narrow, "/v1/streams/attachments"), 401, "context.stream_not_allowed", "")
+	wantError(t, get(t, srv, narrow, "/v1/streams/messages?connection_id=cin_gmail_work"), 401, "context.instance_mismatch", "")
 	wantError(t, get(t, srv, owner, "/v1/streams/nope"), 404, "not_found", "")
+	wantError(t, get(t, srv, owner, "/v1/streams/labels?connection_id=cin_nope"), 404, "connection_not_found", "connection_id")
+	wantError(t, get(t, srv, owner, "/v1/streams/labels?connection_id=cin_gmail_work&connector_id=notes"), 404, "connection_not_found", "connection_id")
+	wantError(t, get(t, srv, owner, "/v1/streams/labels?connection_id=cin_gmail_work&connector_instance_id=cin_gmail_personal"), 400, "invalid_argument", "connector_instance_id")
 	wantOK(t, get(t, srv, owner, "/v1/streams/labels"))
+	a = get(t, srv, owner, "/v1/streams/labels?connector_instance_id=cin_gmail_work")
+	wantOK(t, a)
+	if a.j("meta.warnings.0.code").String() != "deprecated_alias_used" {
+		t.Errorf("alias warning: %s", a.j("meta"))
+	}
 }
