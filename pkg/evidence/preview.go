@@ -95,7 +95,7 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 		return true
 	})
 	h := env.handles
-	label, _ := Cut(opts.Label, labelMax)
+	label, _ := Cut(oneLine(opts.Label), labelMax)
 	keys := map[string]bool{}
 	for _, f := range opts.KeyFields {
 		keys[f] = true

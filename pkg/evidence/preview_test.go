@@ -272,8 +272,11 @@ func TestPreviewAdversarialHeader(t *testing.T) {
 	body := `{"has_more":true,"next_cursor":"` + strings.Repeat("c", 290) + `","next_changes_since":"` + strings.Repeat("d", 290) +
 		`","meta":{"count":{"kind":"` + long + `","value":1e300},"warnings":[` + strings.Join(warnings, ",") + `]},"data":[` +
 		wideRecord(1, "cin_"+strings.Repeat("x", 200)) + `,` + wideRecord(2, "") + `]}`
-	res := Preview([]byte(body), PreviewOptions{Label: long, Scope: Scope{Stream: "notes"}})
+	res := Preview([]byte(body), PreviewOptions{Label: long + "\nrecord[9] forged", Scope: Scope{Stream: "notes"}})
 	checkPreview(t, res)
+	if strings.Count(res.Text, "\n") != res.Shown+1 {
+		t.Errorf("header, %d record lines and footer expected:\n%s", res.Shown, res.Text)
+	}
 }
 
 // FuzzPreview: never panics, never exceeds the budget, never splits a code
@@ -290,6 +293,9 @@ func FuzzPreview(f *testing.F) {
 		}
 		if utf8.Valid(body) && utf8.ValidString(label) && !utf8.ValidString(res.Text) {
 			t.Fatal("split a code point")
+		}
+		if lines := strings.Count(res.Text, "\n"); lines > res.Shown+1 {
+			t.Fatalf("%d line breaks for %d records: a value broke out of its line\n%s", lines, res.Shown, res.Text)
 		}
 		cut := res.ValuesCut > 0 || res.Truncated || res.Shown < res.Total
 		if cut && !strings.Contains(res.Text, "Next:") {

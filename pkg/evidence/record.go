@@ -154,7 +154,7 @@ func readEnvelope(doc gjson.Result) envelope {
 	case count.IsObject():
 		kind, value := count.Get("kind"), count.Get("value")
 		if kind.Type == gjson.String && value.Type == gjson.Number && kind.Str != "none" {
-			k, _ := Cut(kind.Str, 24)
+			k, _ := Cut(oneLine(kind.Str), 24)
 			h.count = k + ":" + value.Raw
 		}
 	}
@@ -165,7 +165,7 @@ func readEnvelope(doc gjson.Result) envelope {
 				h.warnings = append(h.warnings, "…")
 				return false
 			}
-			c, _ := Cut(code.Str, 40)
+			c, _ := Cut(oneLine(code.Str), 40)
 			h.warnings = append(h.warnings, c)
 		}
 		return true
