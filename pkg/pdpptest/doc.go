@@ -54,11 +54,15 @@
 //     declaration, grant entry and connections in scope; sc.granted(field),
 //     sc.visible(record) and c.rows(sc, connID) give grant-visible records;
 //     c.connectionParam() reads connection_id and its alias.
-//   - c.wrapRecord(sc, conn, rec, fields) builds the record wrapper (projection,
-//     identity fields, blob fetch_url injection).
+//   - c.findRecord(sc, key) looks a record up across the connections in scope
+//     (404 not_found, 409 ambiguous_connection); c.projection(sc, fields) is the
+//     field list a read emits; c.wrapRecord(sc, conn, rec, fields) builds the
+//     record wrapper (projection, identity fields, blob fetch_url injection).
+//   - c.readableStreams(connID, connectorID) lists every stream the caller can
+//     read (search fans out over these).
 //   - Return errf(status, code, format, ...) (with .param(p) or .with(k, v)),
-//     badRequest(...) or notFound(...) for errors; the envelope's type comes
-//     from the status.
+//     badRequest(...), notFound(...) or failedClosed(c.r, code) for errors; the
+//     envelope's type comes from the status.
 //   - Build the body as an ordered *object (obj(k, v, ...), o.set) and finish
 //     with c.ok(body): it adds links.self, links.next (when the body has
 //     has_more), meta.count and meta.warnings. Put warnings in

@@ -38,7 +38,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Request is one request the double received.
+// Request is one request the double received. Header is as received,
+// Authorization included, so tests can check what a client sent; the double
+// never logs it.
 type Request struct {
 	Method, Path, RawQuery string
 	Header                 http.Header
