@@ -298,6 +298,9 @@ func TestHitEntry(t *testing.T) {
 	if legacy.ID != "s:m1" || len(legacy.Notes) == 0 {
 		t.Errorf("legacy hit entry %+v", legacy)
 	}
+	if js, _ := json.Marshal(legacy); !strings.Contains(string(js), `"connection_id":null,`) {
+		t.Errorf("an unknown connection must marshal as null: %s", js)
+	}
 }
 
 func TestSearchLadder(t *testing.T) {

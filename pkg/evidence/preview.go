@@ -62,6 +62,8 @@ type PreviewResult struct {
 	ValuesCut int
 	// Truncated reports entries left out of shown records or a record line cut short.
 	Truncated bool
+	// BinaryValues counts binary values shown as metadata.
+	BinaryValues int
 }
 
 // Preview renders a page of records (an RS list body) as bounded text:
@@ -80,15 +82,15 @@ type PreviewResult struct {
 // only then are fewer records shown. Paging handles are never cut.
 func Preview(body []byte, opts PreviewOptions) PreviewResult {
 	env := readEnvelope(gjson.ParseBytes(body))
-	max := opts.MaxRecords
-	if max <= 0 {
-		max = PreviewRecords
+	limit := opts.MaxRecords
+	if limit <= 0 {
+		limit = PreviewRecords
 	}
-	max = min(max, maxPreviewRecords)
+	limit = min(limit, maxPreviewRecords)
 	var items []gjson.Result
 	total := 0
 	env.rows.ForEach(func(_, v gjson.Result) bool {
-		if total < max {
+		if total < limit {
 			items = append(items, v)
 		}
 		total++
@@ -231,7 +233,7 @@ func cutLines(head string, texts []string, lines []*previewLine, total int, n co
 }
 
 func result(total, shown int, n counts, cut bool) PreviewResult {
-	return PreviewResult{Total: total, Shown: shown, ValuesCut: n.cutValues, Truncated: cut || n.cutEntries > 0}
+	return PreviewResult{Total: total, Shown: shown, ValuesCut: n.cutValues, Truncated: cut || n.cutEntries > 0, BinaryValues: n.binary}
 }
 
 func joinLines(head string, lines []string, foot string) string {

@@ -234,6 +234,9 @@ func TestPreviewBinaryStaysMetadata(t *testing.T) {
 	if strings.Contains(res.Text, b64[:40]) {
 		t.Error("base64 body reached the preview")
 	}
+	if res.BinaryValues != 2 {
+		t.Errorf("BinaryValues = %d, want 2", res.BinaryValues)
+	}
 }
 
 func TestPreviewMultibyte(t *testing.T) {
