@@ -228,9 +228,11 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 	left := 0
 	if r.lim.entries > 0 && len(keep) > r.lim.entries {
 		// Keep the most informative members, shown in authored order.
-		slices.SortStableFunc(keep, func(a, c int) int {
-			return cmp.Compare(r.rank(&n.kids[a]), r.rank(&n.kids[c]))
-		})
+		rank := make([]uint8, len(n.kids))
+		for _, j := range keep {
+			rank[j] = r.rank(&n.kids[j])
+		}
+		slices.SortStableFunc(keep, func(a, c int) int { return cmp.Compare(rank[a], rank[c]) })
 		left = len(keep) - r.lim.entries
 		keep = keep[:r.lim.entries]
 		slices.Sort(keep)
@@ -261,7 +263,7 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 // caller's key fields and a record wrapper's "data" payload, then non-empty
 // strings, numbers and binary metadata, booleans, non-empty containers, and
 // last null and empty values.
-func (r *renderer) rank(m *node) int {
+func (r *renderer) rank(m *node) uint8 {
 	switch {
 	case r.keys[m.key], m.key == "data" && m.kind == kindObject:
 		return 0
