@@ -310,3 +310,29 @@ func TestRunServesStdio(t *testing.T) {
 		})
 	}
 }
+
+// TestRunStopsOnSignal cancels the context (what SIGINT/SIGTERM do through
+// signal.NotifyContext) while stdin is still open: run returns 0.
+func TestRunStopsOnSignal(t *testing.T) {
+	isolate(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{cmdName, "--demo", "--log-level=error"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	go io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n")
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("initialize answer = %q, %v (stderr: %s)", line, err, stderr.String())
+	}
+	cancel()
+	go io.Copy(io.Discard, outR)
+	if code := <-done; code != 0 {
+		t.Errorf("exit code = %d, want 0 (stderr: %s)", code, stderr.String())
+	}
+	inW.Close()
+}
