@@ -23,8 +23,12 @@
 //
 // A successful result has one text block (what a model reads: previews,
 // counts and every paging handle) and structuredContent conforming to the
-// tool's output schema; structuredContent.data is the RS body byte for byte
-// (authored key order kept), except where a tool documents a projection.
+// tool's output schema. structuredContent.data is the RS body as raw JSON:
+// same keys in the same order, same values. (Its bytes may still differ: the
+// SDK's result encoding compacts whitespace and spells <, > and & as \u003c,
+// \u003e and \u0026.) The one documented projection is global schema
+// discovery, which leaves out per-stream field detail and says so in
+// structuredContent.omitted.
 //
 // An error result (isError: true) has one text block and no
 // structuredContent. MCP clients such as the official TypeScript SDK validate
@@ -36,4 +40,17 @@
 // candidate connection_ids when the RS named them, and one "next:" line with
 // the step that fixes the call. Errors are never retried, and never retried
 // with other credentials.
+//
+// # Adding a tool
+//
+// One file per tool holds its input schema text, its spec (definition,
+// argSpec, handler over a typed argument struct) and its text rendering; the
+// spec becomes a row of the table in tools.go. Shared pieces: the schema
+// fragments in schemas.go (streamProp, limitProp, filterProp,
+// connectionIDProp), filterArg and expandLimitArg (typed filter and
+// expand_limit, encoded to bracket parameters), safeName for path segments,
+// checkExpand for expand, objectBody for 2xx answers, success and readResult
+// for results, and toolError for refusals. A handler returns errors as they
+// are (*rs.Error, *rs.TransportError, coded errors, *toolError); the wrapper
+// renders them. Add the tool's snapshot with UPDATE_GOLDEN=1.
 package tools

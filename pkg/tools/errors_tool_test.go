@@ -83,7 +83,7 @@ func TestTransportErrors(t *testing.T) {
 // ownerGuard stands for the credential layer's guard: it refuses every call
 // with a coded error, as it does when the start-up probe found an owner
 // token.
-type ownerGuard struct{ next tools.RS }
+type ownerGuard struct{}
 
 type refused struct{}
 
@@ -92,14 +92,12 @@ func (refused) Error() string {
 }
 func (refused) ErrorCode() string { return "owner_token_refused" }
 
-func (g ownerGuard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
+func (ownerGuard) Get(context.Context, string, rs.Query) (*rs.Response, error) {
 	return nil, refused{}
 }
 
 func TestCodedErrors(t *testing.T) {
-	h := newHarness(t, harnessOptions{rs: func(s *pdpptest.Server) tools.RS {
-		return ownerGuard{next: rsClient(t, s.URL(), func() string { return s.Token(pdpptest.TokenOwner) }, rs.Options{})}
-	}})
+	h := newHarness(t, harnessOptions{rs: func(*pdpptest.Server) tools.RS { return ownerGuard{} }})
 	for _, call := range []struct {
 		tool string
 		args map[string]any

@@ -39,8 +39,9 @@ var queryRecordsTool = &spec[queryArgs]{
 		Name:  "query_records",
 		Title: "Query PDPP records",
 		Description: "List records of one stream (GET /v1/streams/{stream}/records). Read-only. " +
-			"Returns at most 25 records unless limit says otherwise (capped at 100); the text previews up to the first 5 " +
-			"with paging handles, structuredContent.data is the page as the RS sent it. Check fields and flags with schema(stream) first.",
+			"At most 25 records unless limit says otherwise (capped at 100); the text previews up to the first 5 with paging handles " +
+			"and structuredContent.data holds the page as the RS sent it. Narrow with fields, page with cursor, " +
+			"and count or group with aggregate rather than reading everything.",
 		Annotations:  readOnly("Query PDPP records"),
 		InputSchema:  mustSchema("query_records", queryRecordsInput),
 		OutputSchema: mustSchema("query_records", readOutput),

@@ -24,7 +24,7 @@ var schemaTool = &spec[schemaArgs]{
 	def: &mcp.Tool{
 		Name:  "schema",
 		Title: "Get PDPP schema",
-		Description: "Discover the granted streams, fields and connections (GET /v1/schema). Read-only. " +
+		Description: "Discover the granted streams, fields and connections (connector_key, connection_id) from GET /v1/schema. Read-only. " +
 			"Compact by default: schema -> schema(stream) -> schema(stream, connection_id) -> query_records. " +
 			`detail: "full" returns the raw schema and is allowed only with stream.`,
 		Annotations:  readOnly("Get PDPP schema"),
