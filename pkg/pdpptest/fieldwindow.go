@@ -200,10 +200,11 @@ func textField(rec *storedRecord, field string) (string, *apiError) {
 	if !ok {
 		return "", errf(http.StatusNotFound, "field_not_found", "field '%s' is not present on this record", field).param("field")
 	}
+	// Decoding null into a string would succeed, so the kind decides.
 	var text string
-	if err := json.Unmarshal(raw, &text); err != nil {
+	if kind := jsonKind(raw); kind != "string" || json.Unmarshal(raw, &text) != nil {
 		return "", errf(http.StatusUnprocessableEntity, "field_not_text",
-			"field '%s' is %s, not a readable text field; non-text and binary fields are metadata-only", field, jsonKind(raw)).param("field")
+			"field '%s' is %s, not a readable text field; non-text and binary fields are metadata-only", field, kind).param("field")
 	}
 	return text, nil
 }
