@@ -206,3 +206,24 @@ func scalarValue(v gjson.Result) string {
 	}
 	return "null"
 }
+
+// warningsText renders the RS's meta.warnings (count_downgraded,
+// partial_results, …) so that no partial answer goes unmentioned. It returns
+// "" when there are none.
+func warningsText(doc gjson.Result) string {
+	var b strings.Builder
+	doc.Get("meta.warnings").ForEach(func(_, w gjson.Result) bool {
+		b.WriteString("\nwarning code=" + inline(w.Get("code").String()))
+		if p := w.Get("param").String(); p != "" {
+			b.WriteString(" param=" + inline(p))
+		}
+		if id := w.Get("connection_id").String(); id != "" {
+			b.WriteString(" connection_id=" + inline(id))
+		}
+		if m := w.Get("message").String(); m != "" {
+			b.WriteString(": " + m)
+		}
+		return true
+	})
+	return b.String()
+}

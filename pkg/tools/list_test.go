@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -114,6 +115,16 @@ func TestToolSnapshots(t *testing.T) {
 		compact, _ := json.Marshal(tool)
 		t.Logf("%s: %d bytes", tool.Name, len(compact))
 		total += len(compact)
+	}
+	// A snapshot without a registered tool is a tool that left the table.
+	files, err := filepath.Glob(filepath.Join("testdata", "snapshots", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if name := strings.TrimSuffix(filepath.Base(f), ".json"); !slices.Contains(tools.Names(), name) {
+			t.Errorf("snapshot %s has no registered tool; delete it if the tool was removed on purpose", f)
+		}
 	}
 	b, _ := json.Marshal(all)
 	t.Logf("tools/list tools array: %d bytes for %d tools", len(b), len(all))

@@ -235,3 +235,14 @@ func TestSchemaRejectsBeforeTheRS(t *testing.T) {
 		}
 	}
 }
+
+func TestSchemaUnknownStream(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	res := h.call(t, "schema", map[string]any{"stream": "no_such_stream"})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	if want := `no granted stream matches "no_such_stream"; call schema() for the granted streams`; !strings.Contains(text(res), want) {
+		t.Errorf("text lacks %q:\n%s", want, text(res))
+	}
+}
