@@ -121,10 +121,12 @@ func TestDrainReaderLimit(t *testing.T) {
 	})
 }
 
+// TestDrainReaderGivesUp: a zero limit or an ended context releases io.EOF
+// although a request is unanswered.
 func TestDrainReaderGivesUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
 	for _, d := range []*drain{newDrain(context.Background(), 0), newDrain(ctx, time.Hour)} {
-		cancel()
 		r := d.reader(strings.NewReader(`{"id":1,"method":"x"}` + "\n"))
 		if _, err := io.ReadAll(r); err != nil {
 			t.Fatal(err)
