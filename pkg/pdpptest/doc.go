@@ -46,7 +46,7 @@
 //   - c.who is the authenticated principal (c.who.owner(), c.who.client(),
 //     c.who.grant); c.q is the parsed query (c.q.single, c.q.list, c.q.csv,
 //     c.q.node for bracketed keys like filter[f][op], c.q.unknown for
-//     allowlists); c.reqID, c.r, c.w, c.ctx().
+//     allowlists); c.reqID, c.r (c.r.Context() for cancellation), c.w.
 //   - clientBan(c.who, c.q) is the 400 for client filter/expand/expand_limit;
 //     check it first.
 //   - c.streamScope(name, scopeOptions{...}) resolves a stream for the caller

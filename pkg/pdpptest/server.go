@@ -1,7 +1,6 @@
 package pdpptest
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -202,9 +201,6 @@ type call struct {
 	// who is the authenticated caller; nil on public routes.
 	who *principal
 }
-
-// ctx is the request context.
-func (c *call) ctx() context.Context { return c.r.Context() }
 
 // ok finalizes body with the canonical envelope and sends it as 200.
 func (c *call) ok(body *object) error {

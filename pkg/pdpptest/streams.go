@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
 // GET /v1/streams and GET /v1/streams/{stream} (rs-contract §2.1, §2.2).
@@ -208,15 +206,3 @@ func rawOr(raw []byte, def string) any {
 type rawJSON []byte
 
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
-
-// connectionsOf returns the dataset connections with the given ids, in
-// registration order.
-func connectionsOf(cs *connectorState, ids []string) []dataset.Connection {
-	var out []dataset.Connection
-	for _, conn := range cs.ds.Connections {
-		if slices.Contains(ids, conn.ID) {
-			out = append(out, conn)
-		}
-	}
-	return out
-}
