@@ -131,3 +131,29 @@ func TestSafeName(t *testing.T) {
 		}
 	}
 }
+
+// Whatever a client sends as arguments, decoding either succeeds or fails
+// with a typed error; it never panics and never returns an untyped error.
+func FuzzDecodeArguments(f *testing.F) {
+	for _, in := range []string{`{"stream":"m"}`, `{"stream":"m","limit":5,"filter":{"a":{"gte":1}}}`, `null`, `[]`, `{"stream":null}`,
+		`{"stream":"m","expand_limit":{"x":1},"expand":["x"]}`, `{"stream":"m","fields":["a"],"bogus":1}`, `{"stream":"m","limit":1e400}`} {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var a queryArgs
+		err := queryRecordsTool.args.decode(json.RawMessage(in), &a)
+		if err == nil {
+			if a.Stream == "" {
+				t.Fatalf("accepted %s without a stream", in)
+			}
+			if a.Limit != nil && (*a.Limit < 1 || *a.Limit > 100) {
+				t.Fatalf("accepted limit %v", *a.Limit)
+			}
+			return
+		}
+		var te *toolError
+		if !errors.As(err, &te) || te.Code == "" || te.Message == "" || te.Next == "" {
+			t.Fatalf("decode(%s) = %v, want a complete *toolError", in, err)
+		}
+	})
+}
