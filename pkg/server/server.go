@@ -35,7 +35,8 @@ var icon = mcp.Icon{
 
 // Options configures New.
 type Options struct {
-	// RS is the resource-server client every tool reads through.
+	// RS is the resource-server client every tool reads through. Required
+	// for tool calls; a server without one can only initialise and list.
 	RS tools.RS
 	// ProviderURL is the normalised provider URL, echoed in results and named
 	// in advice (`pdpp connect <provider-url>`).
