@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -203,7 +201,10 @@ var (
 const demoTimeLayout = "2006-01-02T15:04:05.000Z"
 
 // ts formats t like the reference store: UTC with milliseconds and a Z.
-func ts(t time.Time) string { return string(appendTS(nil, t)) }
+func ts(t time.Time) string {
+	var buf [24]byte
+	return string(appendTS(buf[:0], t))
+}
 
 // appendTS is ts without the allocation; it runs for every timestamp of every
 // record, so it is written out by hand.
@@ -211,29 +212,32 @@ func appendTS(b []byte, t time.Time) []byte {
 	t = t.UTC()
 	y, mo, d := t.Date()
 	h, mi, s := t.Clock()
-	put := func(v, width int) {
-		for i := width - 1; i >= 0; i-- {
-			b = append(b, '0')
-		}
-		for i := len(b) - 1; v > 0; i-- {
-			b[i] = byte('0' + v%10)
-			v /= 10
-		}
-	}
-	put(y, 4)
+	b = appendDigits(b, y, 4)
 	b = append(b, '-')
-	put(int(mo), 2)
+	b = appendDigits(b, int(mo), 2)
 	b = append(b, '-')
-	put(d, 2)
+	b = appendDigits(b, d, 2)
 	b = append(b, 'T')
-	put(h, 2)
+	b = appendDigits(b, h, 2)
 	b = append(b, ':')
-	put(mi, 2)
+	b = appendDigits(b, mi, 2)
 	b = append(b, ':')
-	put(s, 2)
+	b = appendDigits(b, s, 2)
 	b = append(b, '.')
-	put(t.Nanosecond()/1e6, 3)
+	b = appendDigits(b, t.Nanosecond()/1e6, 3)
 	return append(b, 'Z')
+}
+
+// appendDigits appends v zero-padded to width digits (v < 10^width).
+func appendDigits(b []byte, v, width int) []byte {
+	for i := 0; i < width; i++ {
+		b = append(b, '0')
+	}
+	for i := len(b) - 1; v > 0; i-- {
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return b
 }
 
 // pacific turns a wall-clock time in Portland into UTC, applying the US
@@ -330,15 +334,4 @@ func record(key string, emitted time.Time, data json.RawMessage) Record {
 // JSON array of its string parts.
 func compoundKey(parts ...string) string {
 	return string(appendJSONStrings(nil, parts))
-}
-
-// sortRecords orders records by their cursor value, then key: storage order of a
-// connector that appends as it syncs.
-func sortRecords(rs []Record, cursor func(Record) string) {
-	slices.SortStableFunc(rs, func(a, b Record) int {
-		if c := strings.Compare(cursor(a), cursor(b)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Key, b.Key)
-	})
 }

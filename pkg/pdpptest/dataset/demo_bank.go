@@ -153,6 +153,7 @@ var (
 // which account.
 type demoTrip struct {
 	city, country, currency string
+	zone, note              string  // time zone name; calendar description
 	account                 string  // account paying local purchases
 	fx                      float64 // USD per unit of local currency
 	utcOffset               int     // local offset in hours during the trip
@@ -178,6 +179,7 @@ func abroad(name, category, descriptor, city, country, channel string, lo, hi in
 var demoTrips = []demoTrip{
 	{
 		city: "London", country: "GB", currency: "GBP", account: "acct_gbp_3357", fx: 1.27, utcOffset: 1,
+		zone: "Europe/London", note: "Design Systems London, then two days of museums and walking.",
 		from: localDay{2025, time.September, 16}, to: localDay{2025, time.September, 21},
 		flight: demoFlight{booked: localDay{2025, time.July, 2}, cents: -112840, route: "PDX → LHR", code: "CA 416"},
 		hotel:  abroad("The Marlowe Hotel", "travel", "MARLOWE HOTEL LONDON", "London", "GB", "in_store", 0, 0), hotelNights: 5, hotelPerNight: 16900,
@@ -191,6 +193,7 @@ var demoTrips = []demoTrip{
 	},
 	{
 		city: "Lisbon", country: "PT", currency: "EUR", account: "acct_eur_3356", fx: 1.09, utcOffset: 0,
+		zone: "Europe/Lisbon", note: "Holiday with Priya. Hotel Avenida Lisboa for four nights, a day in Porto by train, dinner with Ines.",
 		from: localDay{2026, time.March, 12}, to: localDay{2026, time.March, 22},
 		flight: demoFlight{booked: localDay{2026, time.January, 14}, cents: -124680, route: "PDX → LIS", code: "CA 902"},
 		hotel:  abroad("Hotel Avenida Lisboa", "travel", "HOTEL AVENIDA LISBOA", "Lisbon", "PT", "in_store", 0, 0), hotelNights: 4, hotelPerNight: 15300,
@@ -205,6 +208,7 @@ var demoTrips = []demoTrip{
 	},
 	{
 		city: "Vancouver", country: "CA", currency: "CAD", account: "acct_cc_2207", fx: 0.73, utcOffset: -7,
+		zone: "America/Vancouver", note: "Long weekend with Jonah and Sofia. Harbourfront Hotel, three nights.",
 		from: localDay{2026, time.July, 9}, to: localDay{2026, time.July, 12},
 		hotel: abroad("Harbourfront Hotel", "travel", "HARBOURFRONT HOTEL VANCOUVER", "Vancouver", "CA", "in_store", 0, 0), hotelNights: 3, hotelPerNight: 24900,
 		places: []demoMerchant{

@@ -175,7 +175,7 @@ func (g *demoGen) pngPicture(w, h int) []byte {
 func (g *demoGen) pngMockup(w, h int) []byte {
 	r := g.blobRand
 	const (
-		background = iota
+		_ = iota // background: the zeroed raster already is
 		accent
 		sidebar
 		white
@@ -203,7 +203,6 @@ func (g *demoGen) pngMockup(w, h int) []byte {
 	for y := h/2 + 8; y < h-14; y += 8 {
 		img.fill(w/5+14, y, w/5+14+(w/2)*(1+r.IntN(3))/3, y+3, line)
 	}
-	_ = background // index 0: the zeroed raster is already background
 	return g.encodePNG(img)
 }
 

@@ -130,7 +130,7 @@ func (g *demoGen) calendar() map[string][]Record {
 		feature, customer, _ := p.focus()
 		contact := clients[r.IntN(len(clients))]
 		d := workday(randomDay(r, demoStart, demoNow.AddDate(0, 0, 20)))
-		start := d.at(9+r.IntN(7), []int{0, 30}[r.IntN(2)])
+		start := d.at(9+r.IntN(7), 30*r.IntN(2))
 		c.add(&demoEvent{calendar: "Work", title: "Call with " + customer, organizer: coworker("Felix"),
 			attendees: []person{coworker("Felix"), ownerWork, contact}, conf: meet("call " + customer),
 			desc:  p.fill("Agenda: their feedback on " + feature + ", timeline, open questions. " + p.sentence(workCustomer)),
@@ -144,11 +144,9 @@ func (g *demoGen) calendar() map[string][]Record {
 		if tripOn(d) != nil {
 			continue
 		}
-		start := d.at(18+r.IntN(2), []int{0, 30}[r.IntN(2)])
-		desc := ""
-		if r.IntN(3) == 0 {
-			desc = "Booked under Castellanos. " + p.sentence(personalPlans)
-		}
+		start := d.at(18+r.IntN(2), 30*r.IntN(2))
+		desc := []string{"", "", "Booked under Castellanos.", "Table for two, by the window if they have it.",
+			"My turn to pay.", "Bring the book I borrowed."}[r.IntN(6)]
 		c.add(&demoEvent{calendar: "Personal", title: "Dinner with " + f.first(), organizer: ownerPersonal, location: place,
 			attendees: []person{ownerPersonal, f}, desc: desc, start: start, end: start.Add(2 * time.Hour)})
 	}
@@ -159,12 +157,12 @@ func (g *demoGen) calendar() map[string][]Record {
 		c.add(&demoEvent{calendar: "Personal", title: "Dentist: cleaning", organizer: dentist, location: "Willamette Dental, 1520 SE Hawthorne Blvd",
 			attendees: []person{dentist, ownerPersonal}, desc: "Cleaning and check-up. Bring the new insurance card.", start: start, end: start.Add(time.Hour)})
 	}
-	zones := map[string]string{"London": "Europe/London", "Lisbon": "Europe/Lisbon", "Vancouver": "America/Vancouver"}
 	for _, t := range demoTrips {
-		start, end := allDay(t.from, t.to.daysSince(t.from)+1)
+		// An all-day event spans midnight to midnight where it happens.
+		start := time.Date(t.from.y, t.from.m, t.from.d, -t.utcOffset, 0, 0, 0, time.UTC)
+		end := start.AddDate(0, 0, t.to.daysSince(t.from)+1)
 		c.add(&demoEvent{calendar: "Travel", title: "Trip: " + t.city, organizer: ownerPersonal, attendees: []person{ownerPersonal},
-			location: t.city, zone: zones[t.city], allDay: true, start: start, end: end, status: "confirmed",
-			desc: p.fill("Pack light. " + p.pick(personalTrip))})
+			location: t.city, zone: t.zone, allDay: true, start: start, end: end, status: "confirmed", desc: t.note})
 		if t.flight.code != "" {
 			dep := t.from.at(11, 5)
 			c.add(&demoEvent{calendar: "Travel", title: "Flight " + t.flight.code + " " + t.flight.route, organizer: ownerPersonal,

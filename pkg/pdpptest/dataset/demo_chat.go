@@ -143,16 +143,6 @@ func (g *demoGen) chat() map[string][]Record {
 		if m.ch.name == "customer-harborview" {
 			p.topic["customer"] = "Harborview Health"
 		}
-		switch {
-		case m.ch.long != nil && r.IntN(100) < 9:
-			m.text = g.longPost(r, p, m.ch)
-		case m.ch.long != nil && r.IntN(3) == 0:
-			m.text = p.paragraph(m.ch.long, 1+r.IntN(2))
-		case r.IntN(25) == 0:
-			m.text = p.sentence(chatExtra)
-		default:
-			m.text = p.sentence(chatShort)
-		}
 		if prev := recent[m.ch.id]; len(prev) > 0 && r.IntN(4) == 0 {
 			parent := prev[r.IntN(len(prev))]
 			for parent.parent != nil {
@@ -162,6 +152,23 @@ func (g *demoGen) chat() map[string][]Record {
 			parent.replies++
 			m.at = parent.at.Add(time.Duration(2+r.IntN(90)) * time.Minute)
 			m.at = minTime(m.at, demoNow.Add(-time.Minute))
+		}
+		roll := r.IntN(100)
+		switch {
+		case m.parent != nil && roll < 70:
+			m.text = p.sentence(chatReplies)
+		case m.ch.long != nil && roll < 9:
+			m.text = g.longPost(r, p, m.ch)
+		case m.ch.long != nil && roll < 50:
+			m.text = p.paragraph(m.ch.long, 1+r.IntN(2))
+		case m.ch.kind == "direct" && roll < 60:
+			m.text = p.sentence(dmLines)
+		case m.ch.name == "random" && roll < 70:
+			m.text = p.sentence(randomLines)
+		case roll < 5:
+			m.text = p.sentence(chatExtra)
+		default:
+			m.text = p.sentence(chatShort)
 		}
 		if r.IntN(12) == 0 {
 			m.edited = minTime(m.at.Add(time.Duration(1+r.IntN(30))*time.Minute), demoNow)

@@ -3,7 +3,6 @@ package dataset
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 )
@@ -61,36 +60,6 @@ var demoGrantSpecs = []demoGrantSpec{
 	},
 }
 
-// manifestStreams lists a manifest's streams with their property names, sorted.
-func manifestStreams(manifest []byte) ([]manifestStream, error) {
-	var m struct {
-		Streams []struct {
-			Name   string `json:"name"`
-			Schema struct {
-				Properties map[string]json.RawMessage `json:"properties"`
-			} `json:"schema"`
-		} `json:"streams"`
-	}
-	if err := json.Unmarshal(manifest, &m); err != nil {
-		return nil, err
-	}
-	out := make([]manifestStream, 0, len(m.Streams))
-	for _, s := range m.Streams {
-		props := make([]string, 0, len(s.Schema.Properties))
-		for p := range s.Schema.Properties {
-			props = append(props, p)
-		}
-		slices.Sort(props)
-		out = append(out, manifestStream{name: s.Name, properties: props})
-	}
-	return out, nil
-}
-
-type manifestStream struct {
-	name       string
-	properties []string
-}
-
 // demoGrantJSON writes the Core §7 grant document, keys in the alphabetical
 // order the reference serialises them (see gmail/client-grant.json).
 //
@@ -111,7 +80,7 @@ func demoGrantJSON(d *Dataset, spec demoGrantSpec) ([]byte, error) {
 			return nil, fmt.Errorf("no connector %q", key)
 		}
 		declaration.Write(c.Manifest)
-		ms, err := manifestStreams(c.Manifest)
+		m, err := ParseManifest(c.Manifest)
 		if err != nil {
 			return nil, fmt.Errorf("manifest %s: %w", key, err)
 		}
@@ -119,13 +88,17 @@ func demoGrantJSON(d *Dataset, spec demoGrantSpec) ([]byte, error) {
 		for i, conn := range c.Connections {
 			ids[i] = conn.ID
 		}
-		for _, s := range ms {
-			if slices.Contains(spec.omitStreams, s.name) {
+		for _, s := range m.Streams {
+			if slices.Contains(spec.omitStreams, s.Name) {
 				continue
 			}
-			fields := slices.DeleteFunc(slices.Clone(s.properties), func(f string) bool {
-				return slices.Contains(spec.withhold[s.name], f)
-			})
+			var fields []string
+			for _, p := range s.Properties {
+				if !slices.Contains(spec.withhold[s.Name], p.Name) {
+					fields = append(fields, p.Name)
+				}
+			}
+			slices.Sort(fields)
 			if len(streams) > 0 {
 				streams = append(streams, ',')
 			}
@@ -133,8 +106,8 @@ func demoGrantJSON(d *Dataset, spec demoGrantSpec) ([]byte, error) {
 			o.begin()
 			o.strs("fields", fields)
 			o.strs("instance_ids", ids)
-			o.str("name", s.name)
-			if tc := spec.constrain[s.name]; tc != nil {
+			o.str("name", s.Name)
+			if tc := spec.constrain[s.Name]; tc != nil {
 				var t jsonObj
 				t.begin()
 				t.str("field", tc.Field)

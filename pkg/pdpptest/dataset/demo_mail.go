@@ -18,20 +18,20 @@ import (
 // each under the same key, as an IMAP connector keyed on Message-ID does.
 
 type mailMsg struct {
-	id, thread   string
-	header       string // Message-ID
-	inReplyTo    string
-	subject      string
-	from         person
-	to, cc, bcc  []string
-	at           time.Time
-	labels       []string // user labels; the folder label is added on output
-	body         string
-	source       string // body_source
-	atts         []mailAtt
-	sentByOwner  bool
-	answered     bool
-	newsletterly bool // bulk mail, read less often
+	id, thread  string
+	header      string // Message-ID
+	inReplyTo   string
+	subject     string
+	from        person
+	to, cc, bcc []string
+	at          time.Time
+	labels      []string // user labels; the folder label is added on output
+	body        string
+	source      string // body_source
+	atts        []mailAtt
+	sentByOwner bool
+	answered    bool
+	bulk        bool // newsletters, receipts and reports: read less often
 }
 
 // roll is a die of n sides cast from the message id and a salt.
@@ -104,10 +104,13 @@ func emails(ps []person) []string {
 	return out
 }
 
+var (
+	greetings = []string{"Hi %s,", "Hey %s,", "Hi %s!", "Morning %s,", "%s,"}
+	closings  = []string{"Thanks,", "Cheers,", "Best,", "Talk soon,", "Thanks!"}
+)
+
 // letter wraps paragraphs in a greeting and a sign-off.
 func (mb *mailbox) letter(to, from person, paragraphs ...string) string {
-	greetings := []string{"Hi %s,", "Hey %s,", "Hi %s!", "Morning %s,", "%s,"}
-	closings := []string{"Thanks,", "Cheers,", "Best,", "Talk soon,", "Thanks!"}
 	var b strings.Builder
 	fmt.Fprintf(&b, greetings[mb.r.IntN(len(greetings))], to.first())
 	for _, p := range paragraphs {
@@ -151,13 +154,13 @@ func (g *demoGen) mail() demoMail {
 	g.sharedMessages(work, personal)
 
 	return demoMail{
-		personal: g.mailRecords(personal, workLabels(false)),
-		work:     g.mailRecords(work, workLabels(true)),
+		personal: g.mailRecords(personal, userLabels(false)),
+		work:     g.mailRecords(work, userLabels(true)),
 	}
 }
 
-// workLabels lists the user labels of a mailbox, parents before children.
-func workLabels(work bool) []string {
+// userLabels lists the labels Nora made in a mailbox, parents before children.
+func userLabels(work bool) []string {
 	if work {
 		return []string{"Atlas", "Customers", "Customers/Harborview Health", "Design", "Incidents", "Planning", "People", "Reports", "Travel"}
 	}
@@ -277,7 +280,7 @@ func (g *demoGen) workThreads(mb *mailbox) {
 			"Highlights\n- " + p.sentence(workUpdate) + "\n- " + p.sentence(workUpdate) +
 			"\n\nThis report is generated automatically. Reply to this email to reach the data team."
 		m := th.post(bot, []person{ownerWork}, nil, workday(d).at(6, 0), body)
-		m.newsletterly = true
+		m.bulk = true
 		csv := metricsCSV(r, d)
 		ref := g.addBlob("text/csv", []byte(csv))
 		m.atts = append(m.atts, mailAtt{filename: "metrics-" + d.String()[:7] + ".csv", mime: "text/csv", size: ref.size, ref: &ref})
@@ -494,7 +497,7 @@ func (g *demoGen) personalThreads(mb *mailbox) {
 			"Hello Nora,\n\nYour statement for Everyday Checking ••4821 covering "+prev.Format("January 2006")+
 				" is now available. A copy is attached for your records.\n\nSign in to online banking to see your transactions. "+
 				"We will never ask for your password by email.\n\nHarbor Credit Union")
-		m.newsletterly, m.source = true, "html_stripped"
+		m.bulk, m.source = true, "html_stripped"
 		pdf := pdfDocument("Harbor Credit Union statement, "+prev.Format("January 2006"), g.statementLines(prev))
 		ref := g.addBlob("application/pdf", pdf)
 		m.atts = append(m.atts, mailAtt{filename: "statement-" + prev.Format("2006-01") + ".pdf", mime: "application/pdf", size: ref.size, ref: &ref})
@@ -504,7 +507,7 @@ func (g *demoGen) personalThreads(mb *mailbox) {
 		body := "Hello runners,\n\n" + news[0] + "\n\n" + news[1] +
 			"\n\nSee you on the trail,\nThe Trailhead committee\n\nYou are receiving this because you are a member. Update your preferences any time."
 		m = th.post(club, []person{me}, nil, first.addDays(1+r.IntN(5)).at(7, 30), body)
-		m.newsletterly, m.source = true, "html_stripped"
+		m.bulk, m.source = true, "html_stripped"
 	}
 }
 
@@ -590,7 +593,7 @@ func (g *demoGen) receipts(mb *mailbox) {
 		}
 		th := mb.newThread(subject, labels...)
 		msg := th.post(from, []person{ownerPersonal}, nil, at, body)
-		msg.newsletterly, msg.source = true, "html_stripped"
+		msg.bulk, msg.source = true, "html_stripped"
 		if pdf != nil {
 			ref := g.addBlob("application/pdf", pdf)
 			msg.atts = append(msg.atts, mailAtt{filename: slug(m.name) + "-" + dayOf(t.at).String() + ".pdf", mime: "application/pdf", size: ref.size, ref: &ref})
@@ -607,40 +610,64 @@ func tripBookedOn(d localDay) demoTrip {
 	panic("demo: no flight booked on " + d.String())
 }
 
-var receiptItems = map[string][]string{
-	"Greenleaf Market": {"Organic bananas", "Sourdough loaf", "Oat milk 64oz", "Free-range eggs, dozen", "Baby spinach", "Aged cheddar",
-		"Coffee beans, Ethiopia", "Honeycrisp apples", "Greek yogurt", "Dark chocolate bar", "Rigatoni", "Olive oil 500ml",
-		"Chickpeas, 2 cans", "Avocados, bag of 4", "Salmon fillet", "Tortilla chips", "Lemons", "Cherry tomatoes"},
-	"Bookshop Row": {"The Overstory (paperback)", "Piranesi (hardcover)", "Braiding Sweetgrass (paperback)", "Station Eleven (paperback)",
-		"Klara and the Sun (hardcover)", "The Dispossessed (paperback)", "A field guide to Pacific Northwest birds", "Gift wrap"},
-	"Northline Outdoor Supply": {"Merino base layer", "Trail running shoes", "Headlamp 400 lm", "Chalk bag", "Rain shell",
-		"Insulated bottle", "Hiking socks, 3 pack", "Climbing tape"},
+type receiptItem struct {
+	name  string
+	cents int64 // list price
 }
 
-// itemisedReceipt lists a few items whose prices add up to the transaction.
+var receiptItems = map[string][]receiptItem{
+	"Greenleaf Market": {{"Organic bananas", 189}, {"Sourdough loaf", 749}, {"Oat milk 64oz", 529}, {"Free-range eggs, dozen", 649},
+		{"Baby spinach", 399}, {"Aged cheddar", 899}, {"Coffee beans, Ethiopia", 1599}, {"Honeycrisp apples", 612}, {"Greek yogurt", 579},
+		{"Dark chocolate bar", 449}, {"Rigatoni", 329}, {"Olive oil 500ml", 1299}, {"Chickpeas, 2 cans", 358}, {"Avocados, bag of 4", 699},
+		{"Salmon fillet", 1487}, {"Tortilla chips", 449}, {"Lemons", 279}, {"Cherry tomatoes", 499}},
+	"Bookshop Row": {{"The Overstory (paperback)", 1899}, {"Piranesi (hardcover)", 2800}, {"Braiding Sweetgrass (paperback)", 2000},
+		{"Station Eleven (paperback)", 1700}, {"Klara and the Sun (hardcover)", 2800}, {"The Dispossessed (paperback)", 1799},
+		{"A field guide to Pacific Northwest birds", 2495}, {"Gift wrap", 300}},
+	"Northline Outdoor Supply": {{"Merino base layer", 8900}, {"Trail running shoes", 14500}, {"Headlamp 400 lm", 4995}, {"Chalk bag", 2400},
+		{"Rain shell", 17900}, {"Insulated bottle", 3495}, {"Hiking socks, 3 pack", 2700}, {"Climbing tape", 899}},
+}
+
+// itemisedReceipt lists what was bought. Items are drawn at list price until
+// they roughly reach the amount charged, then scaled (sales, weighed goods) so
+// the lines add up to the transaction exactly.
 func (g *demoGen) itemisedReceipt(r *rand.Rand, t *demoTxn) (subject, body string) {
 	items := receiptItems[t.merchant.name]
-	n := min(2+r.IntN(4), len(items))
 	total := -t.cents
-	weights := make([]int64, n)
-	var sum int64
-	for i := range weights {
-		weights[i] = 1 + r.Int64N(9)
-		sum += weights[i]
+	type line struct {
+		item receiptItem
+		qty  int64
+	}
+	var lines []line
+	var listed int64
+	for try := 0; try < 60 && listed < total*9/10; try++ {
+		it := items[r.IntN(len(items))]
+		if listed+it.cents > total*11/10 && len(lines) > 0 {
+			continue
+		}
+		i := slices.IndexFunc(lines, func(l line) bool { return l.item == it })
+		if i < 0 {
+			lines = append(lines, line{it, 0})
+			i = len(lines) - 1
+		}
+		lines[i].qty++
+		listed += it.cents
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Thank you for shopping at %s!\n\n%s\n\n", t.merchant.name, dayOf(t.at).at(12, 0).Format("Monday, January 2, 2006"))
-	start := r.IntN(len(items))
 	left := total
-	for i := 0; i < n; i++ {
-		price := total * weights[i] / sum
-		if i == n-1 {
+	for i, l := range lines {
+		price := l.item.cents * l.qty * total / listed
+		if i == len(lines)-1 {
 			price = left
 		}
 		left -= price
-		fmt.Fprintf(&b, "  %-36s %10s\n", items[(start+i)%len(items)], formatMoney(price, t.currency))
+		name := l.item.name
+		if l.qty > 1 {
+			name += fmt.Sprintf(" x%d", l.qty)
+		}
+		fmt.Fprintf(&b, "  %-40s %10s\n", name, formatMoney(price, t.currency))
 	}
-	fmt.Fprintf(&b, "  %-36s %10s\n\nPaid with %s %s\n\nQuestions about your order? Just reply to this email.",
+	fmt.Fprintf(&b, "  %-40s %10s\n\nPaid with %s %s\n\nQuestions about your order? Just reply to this email.",
 		"Total", formatMoney(total, t.currency), map[string]string{"credit_card": "Visa", "checking": "Debit"}[t.account.typ], t.account.masked)
 	return "Your receipt from " + t.merchant.name, b.String()
 }
@@ -725,7 +752,7 @@ func (g *demoGen) mailRecords(mb *mailbox, userLabels []string) map[string][]Rec
 		received := m.at.Add(time.Duration(2+m.roll("received", 40)) * time.Second)
 		emitted := minTime(received.Add(time.Duration(1+m.roll("sync", 5))*time.Minute), demoNow)
 		recent := demoNow.Sub(received) < 6*24*time.Hour
-		seen := m.sentByOwner || !(recent && m.roll("seen", 2) == 0) && !(m.newsletterly && m.roll("bulk", 5) == 0)
+		seen := m.sentByOwner || !(recent && m.roll("seen", 2) == 0) && !(m.bulk && m.roll("bulk", 5) == 0)
 		flagged := !m.sentByOwner && m.roll("flag", 25) == 0
 		folder := "Archive"
 		switch {
