@@ -198,8 +198,6 @@ var (
 	demoSync = time.Date(2026, 11, 20, 6, 0, 0, 0, time.UTC)
 )
 
-const demoTimeLayout = "2006-01-02T15:04:05.000Z"
-
 // ts formats t like the reference store: UTC with milliseconds and a Z.
 func ts(t time.Time) string {
 	var buf [24]byte
@@ -285,6 +283,7 @@ type localDay struct {
 	d int
 }
 
+// dayOf names the Portland day t falls on.
 func dayOf(t time.Time) localDay {
 	l := t.Add(-8 * time.Hour)
 	if pacificOffset(l.Year(), l.Month(), l.Day()) == -7 {

@@ -232,6 +232,9 @@ func (g *demoGen) bank() map[string][]Record {
 	r := demoRand(randBank)
 	var txns []demoTxn
 	add := func(t demoTxn) {
+		if t.at.After(demoNow) {
+			return // later today: it has not happened yet
+		}
 		t.id = "txn_" + randHex(r, 20)
 		// Declines are decided at the till, so autopay never pays for them.
 		if t.account.typ == "credit_card" && t.cents < 0 && t.cents > -20000 && t.merchant != nil && r.IntN(150) == 0 {

@@ -237,7 +237,9 @@ func (g *demoGen) workThreads(mb *mailbox) {
 		case k.kind == "design" && r.IntN(4) == 0:
 			for j := 0; j < 1+r.IntN(2); j++ {
 				ref := g.addBlob("image/png", g.pngMockup(128, 80))
-				m.atts = append(m.atts, mailAtt{filename: slug(feature) + "-mock-v" + strconv.Itoa(j+1) + ".png", mime: "image/png", size: ref.size, ref: &ref})
+				// The first mock is pasted into the message, the others attached.
+				m.atts = append(m.atts, mailAtt{filename: slug(feature) + "-mock-v" + strconv.Itoa(j+1) + ".png", mime: "image/png",
+					size: ref.size, ref: &ref, inline: j == 0})
 			}
 		case k.kind == "incident" && r.IntN(5) < 2:
 			timeline := "Incident timeline (all times Pacific)\n\n" + p.paragraph(workIncident, 6) + "\n"
@@ -272,18 +274,18 @@ func (g *demoGen) workThreads(mb *mailbox) {
 	p.topic = nil
 
 	// Monthly metrics report with a CSV export.
-	for d := dayOf(demoStart).addDays(12); d.key() < dayOf(demoNow).key(); d = d.addDays(30) {
-		bot := person{"Tidewater Analytics", "analytics@tidewaterlabs.example"}
-		month := time.Date(d.y, d.m, 1, 0, 0, 0, 0, time.UTC).Format("January 2006")
+	bot := person{"Tidewater Analytics", "analytics@tidewaterlabs.example"}
+	for _, first := range monthStarts() {
+		month := first.addDays(-1).at(12, 0).Format("January 2006")
 		th := mb.newThread("Product metrics: "+month, "Reports")
 		body := "Your monthly product metrics for " + month + " are attached.\n\n" +
 			"Highlights\n- " + p.sentence(workUpdate) + "\n- " + p.sentence(workUpdate) +
 			"\n\nThis report is generated automatically. Reply to this email to reach the data team."
-		m := th.post(bot, []person{ownerWork}, nil, workday(d).at(6, 0), body)
+		m := th.post(bot, []person{ownerWork}, nil, workday(first.addDays(1)).at(6, 0), body)
 		m.bulk = true
-		csv := metricsCSV(r, d)
+		csv := metricsCSV(r, first)
 		ref := g.addBlob("text/csv", []byte(csv))
-		m.atts = append(m.atts, mailAtt{filename: "metrics-" + d.String()[:7] + ".csv", mime: "text/csv", size: ref.size, ref: &ref})
+		m.atts = append(m.atts, mailAtt{filename: "metrics-" + first.addDays(-1).String()[:7] + ".csv", mime: "text/csv", size: ref.size, ref: &ref})
 	}
 
 	// The London conference: registration and travel approval.
@@ -297,6 +299,18 @@ func (g *demoGen) workThreads(mb *mailbox) {
 }
 
 func pickPerson(r *rand.Rand, ps ...person) person { return ps[r.IntN(len(ps))] }
+
+// monthStarts lists the first day of every month after the dataset begins,
+// up to the current month: when monthly reports, statements and newsletters go
+// out.
+func monthStarts() []localDay {
+	var out []localDay
+	start := dayOf(demoStart)
+	for m := time.Date(start.y, start.m+1, 1, 12, 0, 0, 0, time.UTC); m.Before(demoNow); m = m.AddDate(0, 1, 0) {
+		out = append(out, localDay{m.Year(), m.Month(), 1})
+	}
+	return out
+}
 
 // slug turns "the export wizard" into "export-wizard" for file names.
 func slug(s string) string {
@@ -364,7 +378,7 @@ func (g *demoGen) retroTranscript(mb *mailbox) {
 	}{
 		{"Let us start with what went well. Who wants to go first?", slices.Concat(retroLines, workUpdate), 14000},
 		{"Okay, what did not go well? Reminder that this is blameless.", slices.Concat(retroLines, workIncident), 28000},
-		{"Now the customer side. Leila, Felix, anything from the Harborview pilot?", slices.Concat(retroLines, workCustomer), 40000},
+		{"Now the customer side. Leila, anything from the Harborview pilot?", slices.Concat(retroLines, workCustomer), 40000},
 		{"Last part: what do we change next time? Concrete proposals, please.", slices.Concat(retroLines, workPlanning), 52500},
 	}
 	clock := 2 * 60 // seconds into the recording
@@ -473,10 +487,11 @@ func (g *demoGen) personalThreads(mb *mailbox) {
 	// Photo shares: pictures from hikes and dinners, and a video too large to keep.
 	for i := 0; i < 12; i++ {
 		f := friends[r.IntN(len(friends))]
-		trail := vocab["trail"][r.IntN(len(vocab["trail"]))]
+		trail := p.pick(vocab["trail"])
+		p.topic = map[string]string{"trail": trail}
 		th := mb.newThread("Photos from "+trail, "Photos")
-		at := randomDay(r, demoStart, demoNow).at(20, r.IntN(60))
-		m := th.post(f, []person{me}, nil, at, mb.letter(me, f, "Finally sorting through the pictures from "+trail+". A few of my favourites are attached; the one at the top of the climb is my new lock screen."))
+		at := randomDay(r, demoStart, demoNow.AddDate(0, 0, -1)).at(20, r.IntN(60))
+		m := th.post(f, []person{me}, nil, at, mb.letter(me, f, p.fill(p.pick(photoNotes))))
 		for j := 0; j < 1+r.IntN(3); j++ {
 			ref := g.addBlob("image/png", g.pngPicture(96, 64))
 			m.atts = append(m.atts, mailAtt{filename: fmt.Sprintf("IMG_%04d.png", 2000+r.IntN(7000)), mime: "image/png", size: ref.size, ref: &ref})
@@ -486,12 +501,13 @@ func (g *demoGen) personalThreads(mb *mailbox) {
 		}
 	}
 
+	p.topic = nil
+
 	// Monthly statement and running club newsletter.
 	hcu := person{"Harbor Credit Union", "alerts@harborcu.example"}
 	club := person{"Trailhead Running Club", "news@trailheadrunning.example"}
-	for d := dayOf(demoStart).addDays(12); d.key() < dayOf(demoNow).key(); d = d.addDays(30) {
-		first := localDay{d.y, d.m, 1}
-		prev := time.Date(d.y, d.m, 1, 0, 0, 0, 0, time.UTC).AddDate(0, -1, 0)
+	for _, first := range monthStarts() {
+		prev := time.Date(first.y, first.m, 1, 0, 0, 0, 0, time.UTC).AddDate(0, -1, 0)
 		th := mb.newThread("Your "+prev.Format("January")+" statement is ready", "Finance")
 		m := th.post(hcu, []person{me}, nil, first.addDays(3).at(5, 12),
 			"Hello Nora,\n\nYour statement for Everyday Checking ••4821 covering "+prev.Format("January 2006")+
@@ -509,6 +525,13 @@ func (g *demoGen) personalThreads(mb *mailbox) {
 		m = th.post(club, []person{me}, nil, first.addDays(1+r.IntN(5)).at(7, 30), body)
 		m.bulk, m.source = true, "html_stripped"
 	}
+}
+
+var photoNotes = []string{
+	"Finally sorting through the pictures from {trail}. A few of my favourites are attached; the one at the top is my new lock screen.",
+	"Photos from {trail}! The light was ridiculous that afternoon.",
+	"Here are the ones from {trail}. You look much more heroic in these than you felt at the time.",
+	"Sending the {trail} pictures before I forget again. The last one is blurry but I love it.",
 }
 
 // statementLines summarises a month of checking activity for the statement PDF.

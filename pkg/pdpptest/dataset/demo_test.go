@@ -501,6 +501,45 @@ func typeAllowed(got string, declared []string) bool {
 	return slices.Contains(declared, got) || got == "integer" && slices.Contains(declared, "number")
 }
 
+// TestDemoEventsPrecedeCollection checks that nothing was collected before it
+// happened: a record's cursor time is not after its emitted_at. Calendars are
+// the exception, since events are scheduled ahead.
+func TestDemoEventsPrecedeCollection(t *testing.T) {
+	d := loadDemo(t)
+	checked := 0
+	for _, c := range d.Connectors {
+		if c.Key == "calendar" {
+			continue
+		}
+		m := parseManifest(t, c)
+		for _, s := range m.Streams {
+			if s.Cursor == nil {
+				continue
+			}
+			for _, conn := range c.Connections {
+				for _, r := range c.Records[conn.ID][s.Name] {
+					if r.Deleted {
+						continue
+					}
+					v := stringField(t, &r, *s.Cursor)
+					at, err := time.Parse(time.RFC3339Nano, v)
+					if err != nil {
+						at, err = time.Parse(time.DateOnly, v)
+					}
+					emitted, _ := time.Parse(time.RFC3339Nano, r.EmittedAt)
+					if err != nil || at.After(emitted) {
+						t.Errorf("%s %s: %s %s is after emitted_at %s", s.Name, r.Key, *s.Cursor, v, r.EmittedAt)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	if checked < 4000 {
+		t.Errorf("checked only %d records", checked)
+	}
+}
+
 func TestDemoCompoundKeys(t *testing.T) {
 	d := loadDemo(t)
 	recs := d.Connector("bank").Records[demoConnectionID("bank", "harbor")]["balances"]
@@ -1230,6 +1269,7 @@ func TestConnectionIDs(t *testing.T) {
 }
 
 func TestTimestamps(t *testing.T) {
+	const demoTimeLayout = "2006-01-02T15:04:05.000Z"
 	for _, tc := range []time.Time{
 		time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC),
 		time.Date(2025, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
@@ -1306,7 +1346,7 @@ func TestProseTemplates(t *testing.T) {
 		"workUpdate": workUpdate, "workIncident": workIncident, "workCustomer": workCustomer, "workDesign": workDesign,
 		"workPlanning": workPlanning, "chatShort": chatShort, "personalPlans": personalPlans, "personalTrip": personalTrip,
 		"retroLines": retroLines, "newsletterLines": newsletterLines, "replyLines": replyLines, "chatExtra": chatExtra,
-		"chatReplies": chatReplies, "dmLines": dmLines, "randomLines": randomLines,
+		"chatReplies": chatReplies, "dmLines": dmLines, "randomLines": randomLines, "photoNotes": photoNotes,
 	}
 	for k, v := range subjects {
 		pools["subjects."+k] = v
