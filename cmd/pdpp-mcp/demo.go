@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
@@ -12,44 +16,125 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
-// demoDataset is the dataset --demo serves.
-var demoDataset = dataset.Gmail
+// The dataset --demo serves, and the clock it is served with: the moment of
+// the dataset's last sync, so every connector reads as current rather than
+// stale however long after that the demo runs.
+var (
+	demoName    = dataset.DemoName
+	demoDataset = dataset.Demo
+	demoClock   = dataset.DemoTime
+)
 
-// serveDemo starts the in-process resource server on 127.0.0.1, serves the
-// tools over its client token and stops it when the MCP client goes away. No
+// serveDemo serves the tools over a client token of an in-process resource
+// server on 127.0.0.1 and stops that server when the MCP client goes away. No
 // credential cache is read and --provider-url is ignored.
+//
+// Building the dataset and the server's indexes takes far longer than the
+// MCP handshake, so it happens in the background: the address is bound first
+// (the provider URL must be known up front), initialize and tools/list are
+// answered at once, and the first tool call waits until the data is ready.
 func serveDemo(ctx context.Context, cfg config) error {
 	// Refused here too: one rule for every mode is easier to trust.
 	if err := credential.CheckOwnerEnv(os.Getenv); err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("demo resource server: %w", err)
+	}
+	d := &demoRS{url: "http://" + ln.Addr().String(), ready: make(chan struct{})}
+	front := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+	go front.Serve(ln)
+	go d.start(cfg)
+	defer d.stop(cfg.log, front)
+
+	fmt.Fprintf(cfg.stderr, "%s: demo: serving the %q sample dataset from an in-process resource server at %s with a client token (no credential cache)\n",
+		cmdName, demoName, d.url)
+	return serve(ctx, cfg, d, d.url)
+}
+
+// demoRS is the demo resource server as the tools see it. It answers on its
+// own listener, so its URL exists before the double does, and hands requests
+// to the double once that has started.
+type demoRS struct {
+	url   string
+	ready chan struct{} // closed when double/client or err are set
+
+	double *pdpptest.Server
+	client *rs.Client
+	err    error
+}
+
+func (d *demoRS) start(cfg config) {
+	defer close(d.ready)
 	ds, err := demoDataset()
 	if err != nil {
-		return fmt.Errorf("demo dataset: %w", err)
+		d.err = fmt.Errorf("demo dataset: %w", err)
+		cfg.log.Error("demo resource server did not start", "error", d.err)
+		return
 	}
 	// The double's own info lines would repeat ours.
 	dlog := slog.New(slog.NewTextHandler(cfg.stderr, &slog.HandlerOptions{Level: max(cfg.level, slog.LevelWarn)}))
-	double, err := pdpptest.Start(pdpptest.Options{Dataset: ds, Logger: dlog})
-	if err != nil {
-		return fmt.Errorf("start demo resource server: %w", err)
+	if d.double, err = pdpptest.Start(pdpptest.Options{Dataset: ds, Logger: dlog, Now: demoClock}); err != nil {
+		d.err = fmt.Errorf("start demo resource server: %w", err)
+		cfg.log.Error("demo resource server did not start", "error", d.err)
+		return
 	}
-	defer func() {
-		if err := double.Close(); err != nil {
-			cfg.log.Warn("stop demo resource server", "error", err)
-		}
-	}()
-	token := double.Token(pdpptest.TokenClient)
-	client, err := rs.New(rs.Options{
-		BaseURL:      double.URL(),
+	token := d.double.Token(pdpptest.TokenClient)
+	d.client, d.err = rs.New(rs.Options{
+		BaseURL:      d.url,
 		Token:        func() string { return token },
 		Timeout:      cfg.timeout,
 		MaxBodyBytes: cfg.maxBytes,
 		Logger:       cfg.log,
 	})
-	if err != nil {
-		return err
+	cfg.log.Debug("demo resource server ready", "url", d.url, "dataset", ds.Name)
+}
+
+// Get waits for the double, then reads through the RS client.
+func (d *demoRS) Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
+	select {
+	case <-d.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	fmt.Fprintf(cfg.stderr, "%s: demo: serving the %q sample dataset from an in-process resource server at %s with a client token (no credential cache)\n",
-		cmdName, ds.Name, double.URL())
-	return serve(ctx, cfg, client, double.URL())
+	if d.err != nil {
+		return nil, d.err
+	}
+	return d.client.Get(ctx, path, q)
+}
+
+// ServeHTTP hands a request on the demo URL to the double.
+func (d *demoRS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-d.ready:
+	case <-r.Context().Done():
+		return
+	}
+	if d.double == nil {
+		http.Error(w, "demo resource server did not start", http.StatusServiceUnavailable)
+		return
+	}
+	d.double.ServeHTTP(w, r)
+}
+
+func (d *demoRS) stop(log *slog.Logger, front *http.Server) {
+	if err := front.Close(); err != nil {
+		log.Warn("stop demo listener", "error", err)
+	}
+	closeDouble := func() {
+		if d.double != nil {
+			if err := d.double.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Warn("stop demo resource server", "error", err)
+			}
+		}
+	}
+	select {
+	case <-d.ready:
+		closeDouble()
+	default:
+		// Still building: exiting must not wait for that. The process ends
+		// it; within a longer-lived caller (tests) it is closed when ready.
+		go func() { <-d.ready; closeDouble() }()
+	}
 }

@@ -315,13 +315,16 @@ func TestRunServesStdio(t *testing.T) {
 // signal.NotifyContext) while stdin is still open: run returns 0.
 func TestRunStopsOnSignal(t *testing.T) {
 	isolate(t, nil)
+	srv := pdpptest.New(t, pdpptest.Options{})
+	root := t.TempDir()
+	writeCache(t, root, srv.URL(), tokenMember(srv.Token(pdpptest.TokenClient)))
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{cmdName, "--demo", "--log-level=error"}, inR, outW, &stderr)
+		done <- run(ctx, []string{cmdName, "--provider-url", srv.URL(), "--cache-root", root, "--log-level=error"}, inR, outW, &stderr)
 		outW.Close()
 	}()
 	go io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n")
