@@ -75,9 +75,8 @@ func (svc *searchService) handleHybrid(c *call) error {
 			it := &hybridItem{connectorKey: h.src.cs.key(), stream: h.stream, key: h.rec.key,
 				recordURL: recordURL(owner, h.src.cs, h.stream, h.rec.key), emittedAt: h.rec.emittedAt,
 				conn: h.src.conn, matched: append([]string(nil), h.matched...), lexical: true}
-			if h.snippetField != "" {
-				it.snippet = obj("field", h.snippetField, "text", h.snippetText)
-			}
+			field, text := h.snippet()
+			it.snippet = obj("field", field, "text", text)
 			add(it, "lexical", obj("kind", "bm25", "order", "lower_is_better", "value", h.score))
 		}
 		if i < len(semHits) {

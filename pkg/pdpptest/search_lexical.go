@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // GET /v1/search: lexical retrieval (rs-contract §5).
@@ -45,36 +46,62 @@ type lexToken struct {
 // tokenize splits s the way FTS5's unicode61 tokenizer does by default:
 // tokens are runs of letters, digits and private-use characters; they are
 // lower-cased and Latin diacritics are removed. Combining marks stay inside a
-// token and are dropped from its term.
+// token and are dropped from its term. Plain lower-case ASCII tokens reuse
+// the text, which keeps index builds cheap.
 func tokenize(s string) []lexToken {
 	var out []lexToken
-	var term strings.Builder
-	start := -1
-	flush := func(end int) {
-		if start >= 0 && term.Len() > 0 {
-			out = append(out, lexToken{term: term.String(), start: start, end: end})
-		}
-		start = -1
-		term.Reset()
-	}
-	for i, r := range s {
+	for i := 0; i < len(s); {
+		r, w := decodeRune(s, i)
 		if !isTokenRune(r) {
-			flush(i)
+			i += w
 			continue
 		}
-		if start < 0 {
-			start = i
+		start, plain := i, true
+		for i < len(s) {
+			r, w = decodeRune(s, i)
+			if !isTokenRune(r) {
+				break
+			}
+			plain = plain && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+			i += w
 		}
-		if f := foldRune(r); f != 0 {
-			term.WriteRune(f)
+		term := s[start:i]
+		if !plain {
+			term = foldTerm(term)
+		}
+		if term != "" {
+			out = append(out, lexToken{term: term, start: start, end: i})
 		}
 	}
-	flush(len(s))
 	return out
 }
 
+// decodeRune reads the rune at byte i; invalid UTF-8 reads as U+FFFD, a
+// separator.
+func decodeRune(s string, i int) (rune, int) {
+	if s[i] < utf8.RuneSelf {
+		return rune(s[i]), 1
+	}
+	return utf8.DecodeRuneInString(s[i:])
+}
+
 func isTokenRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Mn, r)
+}
+
+// foldTerm folds every rune of a token.
+func foldTerm(tok string) string {
+	var b strings.Builder
+	b.Grow(len(tok))
+	for _, r := range tok {
+		if f := foldRune(r); f != 0 {
+			b.WriteRune(f)
+		}
+	}
+	return b.String()
 }
 
 // foldRune lower-cases r and strips a Latin diacritic; combining marks fold
@@ -444,8 +471,16 @@ type lexicalHit struct {
 	rec     *storedRecord
 	matched []string
 	score   float64
-	// snippetField is empty when no snippet was made.
-	snippetField, snippetText string
+	// best is the best-scoring field match, which gives the snippet;
+	// nPhrase is the query's phrase count.
+	best    *lexicalMatch
+	nPhrase int
+}
+
+// snippet is the hit's snippet: field and marked text. It is computed when
+// a page is rendered, from the immutable row, so only shown hits pay for it.
+func (h *lexicalHit) snippet() (field, text string) {
+	return h.best.row.field, snippet(h.best, h.nPhrase)
 }
 
 // lexicalRecall is what meta.recall and meta.count disclose about a ranking.
@@ -493,8 +528,7 @@ func (svc *searchService) lexicalRank(q string, sources []*searchSource) ([]*lex
 					h := collapsed[e.sc.decl.Name+"\x00"+m.row.rec.key]
 					if h == nil {
 						h = &lexicalHit{src: src, stream: e.sc.decl.Name, rec: m.row.rec, score: m.score,
-							snippetField: f, snippetText: snippet(m, len(phrases))}
-						h.matched = []string{f}
+							best: m, nPhrase: len(phrases), matched: []string{f}}
 						collapsed[e.sc.decl.Name+"\x00"+m.row.rec.key] = h
 						order = append(order, h)
 						continue
@@ -503,7 +537,7 @@ func (svc *searchService) lexicalRank(q string, sources []*searchSource) ([]*lex
 						h.matched = append(h.matched, f)
 					}
 					if m.score < h.score {
-						h.score, h.snippetField, h.snippetText = m.score, f, snippet(m, len(phrases))
+						h.score, h.best = m.score, m
 					}
 				}
 			}
@@ -588,15 +622,14 @@ func lexicalHitObject(owner bool, h *lexicalHit) *object {
 	o.set("record_url", recordURL(owner, h.src.cs, h.stream, h.rec.key))
 	o.set("stream", h.stream)
 	addConnection(o, h.src.conn)
-	if h.snippetField != "" {
-		o.set("snippet", obj("field", h.snippetField, "text", h.snippetText))
-		read := obj("field", h.snippetField, "method", "GET", "object", "field_window_read", "record_id", h.rec.key,
-			"route", "/v1/streams/"+encodeURIComponent(h.stream)+"/records/"+encodeURIComponent(h.rec.key)+"/field-window",
-			"stream", h.stream, "connection_id", h.src.conn.ID)
-		// truncated is always true: the excerpt is a snippet, never the field.
-		o.set("evidence_excerpts", []any{obj("field_path", h.snippetField, "object", "evidence_excerpt",
-			"preview_text", h.snippetText, "provenance", "lexical_match", "read", read, "truncated", true)})
-	}
+	field, text := h.snippet()
+	o.set("snippet", obj("field", field, "text", text))
+	read := obj("field", field, "method", "GET", "object", "field_window_read", "record_id", h.rec.key,
+		"route", "/v1/streams/"+encodeURIComponent(h.stream)+"/records/"+encodeURIComponent(h.rec.key)+"/field-window",
+		"stream", h.stream, "connection_id", h.src.conn.ID)
+	// truncated is always true: the excerpt is a snippet, never the field.
+	o.set("evidence_excerpts", []any{obj("field_path", field, "object", "evidence_excerpt",
+		"preview_text", text, "provenance", "lexical_match", "read", read, "truncated", true)})
 	o.set("score", obj("kind", "bm25", "order", "lower_is_better", "value", h.score))
 	return o
 }

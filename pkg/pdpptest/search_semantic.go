@@ -117,7 +117,6 @@ func semanticExcerpt(text string) string {
 
 // semRow is one embedded field of one record.
 type semRow struct {
-	id       int
 	cs       *connectorState
 	conn     string
 	stream   string
@@ -128,11 +127,12 @@ type semRow struct {
 }
 
 type semanticIndex struct {
-	rows []*semRow
+	// byConn holds each connection's rows in storage order.
+	byConn map[string][]*semRow
 }
 
 func buildSemanticIndex(st *store) *semanticIndex {
-	idx := &semanticIndex{}
+	idx := &semanticIndex{byConn: map[string][]*semRow{}}
 	for _, cs := range st.connectors {
 		for _, conn := range cs.ds.Connections {
 			for _, decl := range cs.manifest.Streams {
@@ -144,7 +144,7 @@ func buildSemanticIndex(st *store) *semanticIndex {
 						}
 						input, _ := utf16Prefix(text, semanticInputMax)
 						key, _ := marshal([]string{decl.Name, f})
-						idx.rows = append(idx.rows, &semRow{id: len(idx.rows), cs: cs, conn: conn.ID, stream: decl.Name,
+						idx.byConn[conn.ID] = append(idx.byConn[conn.ID], &semRow{cs: cs, conn: conn.ID, stream: decl.Name,
 							field: f, scopeKey: string(key), rec: rec, vec: embedText(input)})
 					}
 				}
@@ -226,10 +226,7 @@ func (svc *searchService) semanticRank(q string, limit int, sources []*searchSou
 	var merged []cand
 	for _, src := range sources {
 		var cands []cand
-		for _, row := range idx.rows {
-			if row.conn != src.conn.ID {
-				continue
-			}
+		for _, row := range idx.byConn[src.conn.ID] {
 			for _, e := range src.entries {
 				if e.sc.decl.Name == row.stream && slices.Contains(e.fields, row.field) && e.allowed(row.rec) {
 					cands = append(cands, cand{row, src, e, semanticDistance(&qv, &row.vec)})

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -589,4 +590,96 @@ func TestEncodeURIComponent(t *testing.T) {
 			t.Errorf("encodeURIComponent(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestSearchDemoGrant runs every search mode over the demo dataset, whose
+// client grant spans several connectors and withholds fields and a stream:
+// every hit must lie inside the grant and lead to a readable record.
+func TestSearchDemoGrant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the demo dataset")
+	}
+	ds, err := dataset.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(t, Options{Dataset: ds})
+	client := srv.Token(TokenClient)
+	grant := ds.Grants["client"]
+	connectors := map[string]bool{}
+	for _, target := range []string{"/v1/search?q=coffee&limit=100", "/v1/search/semantic?q=coffee&limit=100", "/v1/search/hybrid?q=coffee&limit=100"} {
+		a := get(t, srv, client, target)
+		wantOK(t, a)
+		if a.j("data.#").Int() == 0 {
+			t.Fatalf("%s: no hits", target)
+		}
+		for _, h := range a.j("data").Array() {
+			gs := grant.Stream(h.Get("stream").String())
+			if gs == nil || !slices.Contains(gs.InstanceIDs, h.Get("connection_id").String()) {
+				t.Fatalf("%s: hit outside the grant: %s", target, h.Raw)
+			}
+			for _, f := range h.Get("matched_fields").Array() {
+				if gs.Fields != nil && !slices.Contains(gs.Fields, f.String()) {
+					t.Errorf("%s: withheld field %s matched: %s", target, f, h.Raw)
+				}
+			}
+			connectors[h.Get("connector_id").String()] = true
+		}
+		h := a.j("data.0")
+		wantOK(t, get(t, srv, client, h.Get("record_url").String()+"?connection_id="+h.Get("connection_id").String()))
+	}
+	if len(connectors) < 2 {
+		t.Errorf("hits from %d connectors only", len(connectors))
+	}
+}
+
+// BenchmarkSearchDemo measures warm searches over loopback on the demo
+// dataset; the first search of a store version also builds the index.
+func BenchmarkSearchDemo(b *testing.B) {
+	ds, err := dataset.Demo()
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := New(b, Options{Dataset: ds})
+	client := srv.Token(TokenClient)
+	for _, target := range []string{"/v1/search?q=coffee", "/v1/search?q=the&limit=100", "/v1/search/semantic?q=coffee", "/v1/search/hybrid?q=coffee"} {
+		b.Run(target, func(b *testing.B) {
+			for b.Loop() {
+				req, _ := http.NewRequest(http.MethodGet, srv.URL()+target, nil)
+				req.Header.Set("Authorization", "Bearer "+client)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkIndexBuild measures building both search indexes for the demo
+// dataset, which happens once per store change.
+func BenchmarkIndexBuild(b *testing.B) {
+	ds, err := dataset.Demo()
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := newStore(ds, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("lexical", func(b *testing.B) {
+		for b.Loop() {
+			buildLexicalIndex(st)
+		}
+	})
+	b.Run("semantic", func(b *testing.B) {
+		for b.Loop() {
+			buildSemanticIndex(st)
+		}
+	})
 }
