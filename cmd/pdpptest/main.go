@@ -32,9 +32,7 @@ func main() {
 // datasets are the datasets the command can serve, by name.
 var datasets = map[string]func() (*dataset.Dataset, error){
 	"gmail": dataset.Gmail,
-	"demo": func() (*dataset.Dataset, error) {
-		return nil, errors.New("the demo dataset is not available in this build yet; use --dataset gmail")
-	},
+	"demo":  dataset.Demo,
 }
 
 // run serves until ctx is done. Exit codes: 0 after a clean stop, 1 when the

@@ -24,15 +24,21 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/script", RequireExplicitExec: true})
 }
 
-// TestRunServesUntilCancelled starts the command, reads the URL and client
-// token it prints, calls the server with them, then interrupts it.
+// TestRunServesUntilCancelled starts the command on each dataset, reads the
+// URL and client token it prints, calls the server with them, then interrupts it.
 func TestRunServesUntilCancelled(t *testing.T) {
+	for _, name := range []string{"gmail", "demo"} {
+		t.Run(name, func(t *testing.T) { serveOnce(t, name) })
+	}
+}
+
+func serveOnce(t *testing.T, name string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		code := run(ctx, []string{"pdpptest", "--addr", "127.0.0.1:0"}, outW, io.Discard)
+		code := run(ctx, []string{"pdpptest", "--dataset", name, "--addr", "127.0.0.1:0"}, outW, io.Discard)
 		outW.Close()
 		done <- code
 	}()
@@ -40,9 +46,9 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	printed := map[string]string{}
 	sc := bufio.NewScanner(outR)
 	for sc.Scan() {
-		name, value, _ := strings.Cut(sc.Text(), " ")
-		printed[name] = strings.TrimSpace(value)
-		if name == "try" {
+		key, value, _ := strings.Cut(sc.Text(), " ")
+		printed[key] = strings.TrimSpace(value)
+		if key == "try" {
 			break
 		}
 	}
@@ -50,6 +56,9 @@ func TestRunServesUntilCancelled(t *testing.T) {
 		if printed[k] == "" {
 			t.Errorf("stdout has no %q line: %v", k, printed)
 		}
+	}
+	if printed["dataset"] != name {
+		t.Errorf("dataset line = %q, want %q", printed["dataset"], name)
 	}
 	go func() { _, _ = io.Copy(io.Discard, outR) }()
 

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
 // benchGet measures one route end to end over loopback.
@@ -47,4 +49,22 @@ func BenchmarkSchemaFull(b *testing.B) {
 
 func BenchmarkAggregateGroupByTime(b *testing.B) {
 	benchGet(b, "/v1/streams/messages/aggregate?metric=count&group_by_time=received_at&granularity=week&time_zone=Europe/Rome", TokenClient)
+}
+
+// BenchmarkStartDemo measures start-up over the demo dataset (decoding every
+// record into the store).
+func BenchmarkStartDemo(b *testing.B) {
+	ds, err := dataset.Demo()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		s, err := Start(Options{Dataset: ds})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -198,8 +198,3 @@ func formEncode(s string) string {
 	}
 	return b.String()
 }
-
-// notImplemented answers a route the double does not serve yet.
-func notImplemented(c *call) error {
-	return errf(http.StatusNotImplemented, "not_implemented", "%s %s is not implemented by the test double yet", c.r.Method, c.r.URL.Path)
-}

@@ -46,7 +46,7 @@ var notMatched = map[string]string{
 }
 
 // minCovered guards against regressions: captures that must match.
-const minCovered = 47
+const minCovered = 56
 
 // capture is one recorded request/answer pair.
 type capture struct {

@@ -3,9 +3,11 @@ package pdpptest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
@@ -18,8 +20,9 @@ type storedRecord struct {
 	// data keeps the authored key order; values are json.RawMessage. nil on a
 	// tombstone.
 	data *object
-	// vals holds the decoded top-level values (numbers as json.Number) for
-	// sorting, filtering and aggregation.
+	// vals holds the decoded top-level scalars (numbers as json.Number;
+	// arrays and objects as json.RawMessage) for sorting, filtering and
+	// aggregation.
 	vals      map[string]any
 	deleted   bool
 	deletedAt string
@@ -55,6 +58,7 @@ func newStoredRecord(r dataset.Record) (*storedRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record %q: %w", r.Key, err)
 	}
+	var stored []byte
 	if br, ok := data.get("blob_ref"); ok {
 		if ref, err := decodeObject(br.(json.RawMessage)); err == nil && ref.has("fetch_url") {
 			ref.del("fetch_url")
@@ -63,25 +67,75 @@ func newStoredRecord(r dataset.Record) (*storedRecord, error) {
 				return nil, err
 			}
 			data.set("blob_ref", json.RawMessage(b))
+			if stored, err = marshal(data); err != nil {
+				return nil, err
+			}
 		}
+	}
+	sr.jsonBytes = len(stored)
+	if stored == nil {
+		sr.jsonBytes = compactLen(r.Data)
 	}
 	sr.data = data
 	sr.vals = make(map[string]any, data.len())
 	for _, m := range data.members {
-		dec := json.NewDecoder(bytes.NewReader(m.val.(json.RawMessage)))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
+		v, err := decodeValue(m.val.(json.RawMessage))
+		if err != nil {
 			return nil, fmt.Errorf("record %q field %q: %w", r.Key, m.key, err)
 		}
 		sr.vals[m.key] = v
 	}
-	b, err := marshal(data)
-	if err != nil {
-		return nil, err
-	}
-	sr.jsonBytes = len(b)
 	return sr, nil
+}
+
+// compactLen is the length of valid JSON without insignificant whitespace,
+// counted without building the compact form.
+func compactLen(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			start := i
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			n += i - start + 1
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// decodeValue decodes a scalar (string, json.Number, bool or nil). Arrays and
+// objects stay json.RawMessage: nothing sorts, filters or groups on them, and
+// decoding every list of every record made start-up slow.
+func decodeValue(raw json.RawMessage) (any, error) {
+	if len(raw) == 0 {
+		return nil, errors.New("empty value")
+	}
+	switch raw[0] {
+	case '{', '[':
+		return raw, nil
+	case 'n':
+		return nil, nil
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case '"':
+		if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+			return string(raw[1 : len(raw)-1]), nil
+		}
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	return json.Number(raw), nil
 }
 
 // connectorState is one registered connector with its parsed manifest.

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"strings"
+	"unicode/utf8"
 )
 
 // Manifest is the part of a connector manifest the resource server reads. The
@@ -197,37 +198,93 @@ type Member struct {
 	Value json.RawMessage
 }
 
-// ObjectMembers decodes a JSON object into its members in document order.
-// Duplicate keys are kept as they appear.
+// ObjectMembers splits a JSON object into its members in document order.
+// Duplicate keys are kept as they appear. Values alias raw.
 func ObjectMembers(raw []byte) ([]Member, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+	// Validating first lets the scan below trust the grammar: it only has to
+	// find where each key and value ends.
+	if !json.Valid(raw) {
+		return nil, errors.New("invalid JSON")
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	i := skipSpace(raw, 0)
+	if raw[i] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
+	i = skipSpace(raw, i+1)
 	var out []Member
-	for dec.More() {
-		kt, err := dec.Token()
+	for raw[i] != '}' {
+		end := stringEnd(raw, i)
+		key, err := unquote(raw[i:end])
 		if err != nil {
 			return nil, err
 		}
-		key, _ := kt.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
+		i = skipSpace(raw, skipSpace(raw, end)+1) // past ':'
+		vEnd := valueEnd(raw, i)
+		out = append(out, Member{Key: key, Value: json.RawMessage(raw[i:vEnd:vEnd])})
+		i = skipSpace(raw, vEnd)
+		if raw[i] == ',' {
+			i = skipSpace(raw, i+1)
 		}
-		out = append(out, Member{Key: key, Value: v})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after JSON object")
 	}
 	return out, nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at b[i] == '"'.
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd returns the index just past the value starting at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
+		i++
+	}
+	return i
+}
+
+// unquote decodes a JSON string literal, taking a fast path when it has no
+// escapes and is valid UTF-8 (encoding/json replaces invalid bytes).
+func unquote(lit []byte) (string, error) {
+	if bytes.IndexByte(lit, '\\') < 0 && utf8.Valid(lit) {
+		return string(lit[1 : len(lit)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(lit, &s)
+	return s, err
 }
 
 // ParseManifest reads a connector manifest.

@@ -1,7 +1,9 @@
 package dataset
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 )
@@ -58,7 +60,7 @@ func TestParseGmailManifest(t *testing.T) {
 
 func TestPropertyKinds(t *testing.T) {
 	for _, tc := range []struct {
-		p                          Property
+		p                         Property
 		scalar, numeric, temporal bool
 	}{
 		{Property{Types: []string{"string"}}, true, false, false},
@@ -125,24 +127,55 @@ func TestObjectMembers(t *testing.T) {
 	}
 }
 
-// FuzzObjectMembers checks that the decoder never panics and only accepts
-// valid JSON objects.
+// FuzzObjectMembers checks the scanner against encoding/json's tokenizer: same
+// acceptance, same keys in the same order, same values.
 func FuzzObjectMembers(f *testing.F) {
-	for _, seed := range []string{`{}`, `{"a":1}`, `{"a":{"b":[1,{"c":null}]}}`, `{"a":1}{`, `[1]`, `{"a"`} {
+	for _, seed := range []string{`{}`, `{"a":1}`, `{"a":{"b":[1,{"c":null}]}}`, `{"a":1}{`, `[1]`, `{"a"`,
+		`{"k\"q": "v\\", "e": "\u00e9", "n": -1.5e3, "t": true, "s": [ "]" , "}" ] }`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		members, err := ObjectMembers(raw)
+		want, werr := tokenMembers(raw)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("ObjectMembers err %v, tokenizer err %v, for %q", err, werr, raw)
+		}
 		if err != nil {
 			return
 		}
-		if !json.Valid(raw) {
-			t.Fatalf("accepted invalid JSON %q", raw)
+		if len(members) != len(want) {
+			t.Fatalf("%d members, tokenizer %d, for %q", len(members), len(want), raw)
 		}
-		for _, m := range members {
-			if !json.Valid(m.Value) {
-				t.Fatalf("member %q has invalid value %q", m.Key, m.Value)
+		for i := range members {
+			var a, b bytes.Buffer
+			if members[i].Key != want[i].Key || json.Compact(&a, members[i].Value) != nil || json.Compact(&b, want[i].Value) != nil || a.String() != b.String() {
+				t.Fatalf("member %d: %q=%s, tokenizer %q=%s", i, members[i].Key, members[i].Value, want[i].Key, want[i].Value)
 			}
 		}
 	})
+}
+
+// tokenMembers is the slow, obviously right way to split an object.
+func tokenMembers(raw []byte) ([]Member, error) {
+	if !json.Valid(raw) {
+		return nil, errors.New("invalid")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	var out []Member
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, Member{Key: kt.(string), Value: v})
+	}
+	return out, nil
 }
