@@ -120,8 +120,12 @@ func parseSearchParams(c *call, mode searchMode) (*searchParams, *apiError) {
 			p.limit = n
 			if n > searchMaxLimit {
 				p.limit = searchMaxLimit
+				rest := "Follow next_cursor for the rest."
+				if mode == modeHybrid {
+					rest = "Hybrid search has no cursor: narrow q or streams, or page /v1/search and /v1/search/semantic for the rest."
+				}
 				p.warnings = append(p.warnings, limitClampedWarning("limit", n, searchMaxLimit,
-					fmt.Sprintf("limit %d exceeds the maximum of %d; %d results per page are returned. Follow next_cursor for the rest.", n, searchMaxLimit, searchMaxLimit)))
+					fmt.Sprintf("limit %d exceeds the maximum of %d; at most %d results are returned. %s", n, searchMaxLimit, searchMaxLimit, rest)))
 			}
 		}
 	}

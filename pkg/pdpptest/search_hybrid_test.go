@@ -71,6 +71,10 @@ func TestHybridSearch(t *testing.T) {
 	if got := a.j("meta.warnings.#.code").Raw; got != `["deprecated_alias_used","limit_clamped"]` {
 		t.Errorf("warnings = %s", got)
 	}
+	// The cut says how to get the rest, and it is not a cursor.
+	if msg := a.j("meta.warnings.1.message").String(); strings.Contains(msg, "next_cursor") || !strings.Contains(msg, "/v1/search") {
+		t.Errorf("limit_clamped message = %q", msg)
+	}
 	for _, h := range a.j("data").Array() {
 		if h.Get("connection_id").String() != "cin_gmail_work" {
 			t.Errorf("connection filter ignored: %s", h.Raw)

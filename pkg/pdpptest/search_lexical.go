@@ -19,8 +19,8 @@ import (
 // connections round-robin. The double reproduces that: the same tokenizer
 // rules (unicode61: letters and digits, case-folded, Latin diacritics removed),
 // the same BM25 constants and statistics (over the whole index), the same
-// snippet windows. On the gmail corpus its scores, order and snippets equal the
-// captured answers.
+// snippet windows. On the gmail corpus its order and snippets equal the
+// captured answers and its scores agree within rounding.
 
 // lexicalCandidateWindow is the per-(connection, stream, field) candidate cap
 // of the reference. A query that fills it may have missed matches, which the
@@ -269,9 +269,10 @@ func (idx *lexicalIndex) match(phrases [][]string) []*lexicalMatch {
 				break
 			}
 			tf := float64(len(pos))
-			// Same operation order as FTS5's bm25(), so scores agree with the
-			// reference to the last bit.
-			m.score += idf[i] * ((tf * (bm25K1 + 1.0)) / (tf + bm25K1*(1-bm25B+bm25B*d/avgdl)))
+			// FTS5's bm25() term in its operation order; the conversion
+			// keeps the compiler from fusing the multiply-add, so scores
+			// agree with the reference's within rounding.
+			m.score += float64(idf[i] * ((tf * (bm25K1 + 1.0)) / (tf + bm25K1*(1-bm25B+bm25B*d/avgdl))))
 			for _, p := range pos {
 				m.insts = append(m.insts, phraseInst{phrase: i, pos: p, size: len(phrases[i])})
 			}
