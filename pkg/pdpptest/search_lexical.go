@@ -27,6 +27,11 @@ import (
 // answer discloses in meta.recall.
 const lexicalCandidateWindow = 200
 
+// candidateWindow is the cap this server applies. It is the reference's for
+// now; an Options field could lower it so tests reach an incomplete ranking
+// without writing 200 matching records.
+func (svc *searchService) candidateWindow() int { return lexicalCandidateWindow }
+
 // bm25 constants of FTS5.
 const (
 	bm25K1 = 1.2
@@ -487,6 +492,8 @@ func (h *lexicalHit) snippet() (field, text string) {
 // lexicalRecall is what meta.recall and meta.count disclose about a ranking.
 type lexicalRecall struct {
 	ranked, sources, truncatedSources int
+	// window is the candidate cap the ranking ran with.
+	window int
 }
 
 // lexicalRank ranks the sources for q: per source, one query per (stream,
@@ -502,7 +509,8 @@ func (svc *searchService) lexicalRank(q string, sources []*searchSource) ([]*lex
 		k := scope{m.row.conn, m.row.stream, m.row.field}
 		byScope[k] = append(byScope[k], m)
 	}
-	recall := &lexicalRecall{sources: len(sources)}
+	window := svc.candidateWindow()
+	recall := &lexicalRecall{sources: len(sources), window: window}
 	perSource := make([][]*lexicalHit, len(sources))
 	for i, src := range sources {
 		truncated := false
@@ -522,8 +530,8 @@ func (svc *searchService) lexicalRank(q string, sources []*searchSource) ([]*lex
 					}
 					return a.row.id - b.row.id
 				})
-				if len(rows) >= lexicalCandidateWindow {
-					rows, truncated = rows[:lexicalCandidateWindow], true
+				if len(rows) >= window {
+					rows, truncated = rows[:window], true
 				}
 				for _, m := range rows {
 					h := collapsed[e.sc.decl.Name+"\x00"+m.row.rec.key]
@@ -647,7 +655,7 @@ func lexicalMeta(r *lexicalRecall, warnings []any) *object {
 	}
 	return obj("count", r.ranked, "count_accuracy", "lower_bound",
 		"recall", obj("complete", false, "ranked_candidate_count", r.ranked, "ranking_scope", "candidate_window",
-			"truncated", true, "candidate_window_limit", lexicalCandidateWindow,
+			"truncated", true, "candidate_window_limit", r.window,
 			"sources_searched_count", r.sources, "truncated_source_count", r.truncatedSources),
 		"warnings", warningsOrEmpty(warnings))
 }
