@@ -82,7 +82,7 @@ func New(o Options) *mcp.Server {
 		Icons:   icons,
 	}, &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       logger,
+		Logger:       slog.New(sdkHandler{logger.Handler()}),
 		// Explicit: tools and resources (templates arrive with the record
 		// tools); no logging, no prompts, and no listChanged because the
 		// lists never change while the process runs.
@@ -153,3 +153,20 @@ func versionFrom(bi *debug.BuildInfo) string {
 	}
 	return v
 }
+
+// sdkHandler keeps the SDK's per-session informational lines out of stderr
+// unless debug logging is on: a stdio server should announce itself once, not
+// several times per client session. Warnings and errors always pass.
+type sdkHandler struct{ slog.Handler }
+
+func (h sdkHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	if l < slog.LevelWarn && !h.Handler.Enabled(ctx, slog.LevelDebug) {
+		return false
+	}
+	return h.Handler.Enabled(ctx, l)
+}
+
+func (h sdkHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return sdkHandler{h.Handler.WithAttrs(as)}
+}
+func (h sdkHandler) WithGroup(n string) slog.Handler { return sdkHandler{h.Handler.WithGroup(n)} }
