@@ -21,6 +21,9 @@ type TitleOptions struct {
 	Fallback string
 }
 
+// TitleMaxChars bounds a title: a primary-title field can hold a whole body.
+const TitleMaxChars = 160
+
 // titleFields are read, in order, when no primary-title field is declared.
 var titleFields = [...]string{"title", "name", "subject", "summary"}
 
@@ -36,8 +39,13 @@ var authoredTimes = [...]string{
 // line: the declared primary-title value, else title|name|subject|summary (of
 // the record's data, then of the record), else "<source> / <stream> /
 // <timestamp>" with the parts that exist, else opts.Fallback. It never uses a
-// snippet.
+// snippet. Titles longer than TitleMaxChars code points are cut with "…".
 func Title(rec gjson.Result, opts TitleOptions) string {
+	t, _ := Cut(title(rec, opts), TitleMaxChars)
+	return t
+}
+
+func title(rec gjson.Result, opts TitleOptions) string {
 	data := payload(rec)
 	if opts.PrimaryTitleField != "" {
 		if t := oneLine(firstString(data, opts.PrimaryTitleField)); t != "" {
@@ -275,6 +283,31 @@ func balanceMarks(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// FirstMark returns the text inside the first non-empty <mark>…</mark> pair of
+// s, verbatim ("" when s highlights nothing).
+func FirstMark(s string) string {
+	for {
+		i := strings.Index(s, markOpen)
+		if i < 0 {
+			return ""
+		}
+		s = s[i+len(markOpen):]
+		j := strings.Index(s, markClose)
+		if j < 0 {
+			return ""
+		}
+		if k := strings.Index(s[:j], markOpen); k >= 0 {
+			// a nested or unclosed open tag: the text after the last one
+			s = s[k:]
+			continue
+		}
+		if m := s[:j]; strings.TrimSpace(m) != "" {
+			return m
+		}
+		s = s[j+len(markClose):]
+	}
 }
 
 // PlainSnippet is Snippet with the <mark> tags removed: plain prose.

@@ -152,3 +152,12 @@ func FuzzSnippet(f *testing.F) {
 		}
 	})
 }
+
+// A primary-title field can hold a whole body; the title stays short.
+func TestTitleIsBounded(t *testing.T) {
+	rec := gjson.Parse(`{"data":{"body_text":"` + strings.Repeat("word ", 10000) + `"}}`)
+	got := Title(rec, TitleOptions{PrimaryTitleField: "body_text"})
+	if Len(got) != TitleMaxChars || !strings.HasSuffix(got, Ellipsis) {
+		t.Errorf("title of %d characters: %.40q…", Len(got), got)
+	}
+}

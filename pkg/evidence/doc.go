@@ -21,11 +21,18 @@
 // fetch bounds its document text and builds one rung:
 //
 //	cut := evidence.BoundText(id, "body", text, 16384) // cut.Next continues it
+//	js := evidence.BoundJSON(id, payload, 16384)       // no text field: compact JSON;
+//	                                                   // js.Next and js.Rest continue it
 //	entry, ok := evidence.FetchEntry(body, scope)
 //	title := evidence.Title(gjson.ParseBytes(body), evidence.TitleOptions{Fallback: id})
-//	jsonText := evidence.VisibleJSON(projectedRecord) // binary values as metadata
 //
-// search shapes each hit and builds the hit ladder:
+// read_record_field windows a non-text field (which the RS refuses) over its
+// compact JSON rendering with the RS window math:
+//
+//	w, found := evidence.WindowOf(evidence.VisibleJSON(value), evidence.WindowSelector{Offset: 0})
+//
+// search shapes each hit and builds the hit ladder (an excerpt that highlights
+// a match is read around it with q):
 //
 //	title := evidence.Title(hit, evidence.TitleOptions{Fallback: id})
 //	snippet := evidence.Snippet(hit.Get("snippet.text").Str, 320) // balanced <mark>

@@ -125,11 +125,26 @@ type ReadArgs struct {
 	Fields      []string `json:"fields,omitempty"`
 	OffsetChars *int     `json:"offset_chars,omitempty"`
 	LimitChars  int      `json:"limit_chars,omitempty"`
+	Q           string   `json:"q,omitempty"`
+	BeforeChars *int     `json:"before_chars,omitempty"`
+	AfterChars  *int     `json:"after_chars,omitempty"`
 }
 
 // FieldRead returns the read_record_field call for a window of a field.
 func FieldRead(id, fieldPath string, offsetChars, limitChars int) Read {
 	return Read{Tool: ToolReadRecordField, Args: ReadArgs{ID: id, FieldPath: fieldPath, OffsetChars: &offsetChars, LimitChars: limitChars}}
+}
+
+// MatchContextChars is the context a match read asks for on each side of the
+// matched text.
+const MatchContextChars = 200
+
+// MatchRead returns the read_record_field call for the window around the
+// first occurrence of q in a field (the RS matches case-sensitively), with
+// MatchContextChars of context on each side.
+func MatchRead(id, fieldPath, q string) Read {
+	before, after := MatchContextChars, MatchContextChars
+	return Read{Tool: ToolReadRecordField, Args: ReadArgs{ID: id, FieldPath: fieldPath, Q: q, BeforeChars: &before, AfterChars: &after}}
 }
 
 // FetchFields returns the fetch call projecting a record to fields.
@@ -353,7 +368,10 @@ const HitPreviewChars = 320
 // HitEntry builds the rung of one search hit. Its field windows name only
 // record fields the RS reported: evidence_excerpts[].field_path, snippet.field
 // and matched_fields[] (never hit attributes such as title or url). A window
-// from an excerpt carries the excerpt as preview_text, marks balanced.
+// from an excerpt carries the excerpt as preview_text, marks balanced. When
+// the excerpt highlights a match, its read is centred on the first marked text
+// (which the RS copies verbatim from the field, so a case-sensitive search of
+// the field finds it); otherwise it reads the field from the start.
 func HitEntry(hit gjson.Result, scope Scope) (Entry, bool) {
 	id, ok := Identity(hit, scope)
 	if !ok {
@@ -371,8 +389,12 @@ func HitEntry(hit gjson.Result, scope Scope) (Entry, bool) {
 			unreadable++
 			return
 		}
+		read := FieldRead(e.ID, field, 0, WindowChars)
+		if q := FirstMark(preview); q != "" {
+			read = MatchRead(e.ID, field, q)
+		}
 		e.FieldWindows = append(e.FieldWindows, TextField{FieldPath: field, TextLike: true, HandleSemantics: LiveLookup,
-			PreviewStatus: status(!complete), PreviewText: Snippet(preview, HitPreviewChars), Read: FieldRead(e.ID, field, 0, WindowChars)})
+			PreviewStatus: status(!complete), PreviewText: Snippet(preview, HitPreviewChars), Read: read})
 	}
 	hit.Get("evidence_excerpts").ForEach(func(_, x gjson.Result) bool {
 		field := firstString(x, "field_path")

@@ -34,8 +34,11 @@ func checkArgs(t *testing.T, e Entry, recordFields map[string]bool) {
 		}
 	}
 	for _, w := range e.FieldWindows {
-		if w.Read.Tool != ToolReadRecordField || w.Read.Args.FieldPath != w.FieldPath || w.Read.Args.OffsetChars == nil ||
-			*w.Read.Args.OffsetChars != 0 || w.Read.Args.LimitChars != WindowChars {
+		a := w.Read.Args
+		fromStart := a.OffsetChars != nil && *a.OffsetChars == 0 && a.LimitChars == WindowChars && a.Q == ""
+		aroundMatch := a.OffsetChars == nil && a.LimitChars == 0 && a.Q != "" && strings.Contains(w.PreviewText, "<mark>"+a.Q+"</mark>") &&
+			*a.BeforeChars == MatchContextChars && *a.AfterChars == MatchContextChars
+		if w.Read.Tool != ToolReadRecordField || a.FieldPath != w.FieldPath || !(fromStart || aroundMatch) {
 			t.Errorf("field window %s read = %+v", w.FieldPath, w.Read)
 		}
 		check(w.Read, w.FieldPath)
@@ -282,7 +285,7 @@ func TestHitEntry(t *testing.T) {
 		t.Fatal("no entry")
 	}
 	got, _ := json.Marshal(e.FieldWindows)
-	want := `[{"field_path":"subject","text_like":true,"handle_semantics":"live_lookup","preview_status":"complete","preview_text":"\u003cmark\u003eLisbon\u003c/mark\u003e trip","read":{"tool":"read_record_field","args":{"id":"c/messages:m1","field_path":"subject","offset_chars":0,"limit_chars":4096}}},` +
+	want := `[{"field_path":"subject","text_like":true,"handle_semantics":"live_lookup","preview_status":"complete","preview_text":"\u003cmark\u003eLisbon\u003c/mark\u003e trip","read":{"tool":"read_record_field","args":{"id":"c/messages:m1","field_path":"subject","q":"Lisbon","before_chars":200,"after_chars":200}}},` +
 		`{"field_path":"notes","text_like":true,"handle_semantics":"live_lookup","preview_status":"truncated","preview_text":"x","read":{"tool":"read_record_field","args":{"id":"c/messages:m1","field_path":"notes","offset_chars":0,"limit_chars":4096}}},` +
 		`{"field_path":"body_text","text_like":true,"handle_semantics":"live_lookup","preview_status":"truncated","preview_text":"a \u003cmark\u003eb\u003c/mark\u003e","read":{"tool":"read_record_field","args":{"id":"c/messages:m1","field_path":"body_text","offset_chars":0,"limit_chars":4096}}}]`
 	if string(got) != want {
