@@ -34,7 +34,8 @@
 // envelope.go (errors, warnings, links/meta finalizer), query.go (qs-style
 // parsing), scope.go (grant and connection resolution, visibility), store.go
 // (records and change history), cursor.go, filters.go, expand.go, schema.go,
-// streams.go, records.go, changes.go, aggregate.go, search.go, fieldwindow.go,
+// streams.go, records.go, changes.go, aggregate.go, search.go (shared by
+// search_lexical.go, search_semantic.go, search_hybrid.go), fieldwindow.go,
 // blobs.go, metadata.go, faults.go. Datasets live in package dataset.
 //
 // # Adding a route

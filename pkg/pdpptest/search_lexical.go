@@ -27,10 +27,14 @@ import (
 // answer discloses in meta.recall.
 const lexicalCandidateWindow = 200
 
-// candidateWindow is the cap this server applies. It is the reference's for
-// now; an Options field could lower it so tests reach an incomplete ranking
-// without writing 200 matching records.
-func (svc *searchService) candidateWindow() int { return lexicalCandidateWindow }
+// candidateWindow is the cap this server applies: the reference's unless
+// Options.LexicalCandidateWindow lowers it.
+func (svc *searchService) candidateWindow() int {
+	if w := svc.s.opts.LexicalCandidateWindow; w > 0 {
+		return w
+	}
+	return lexicalCandidateWindow
+}
 
 // bm25 constants of FTS5.
 const (

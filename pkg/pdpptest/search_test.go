@@ -435,6 +435,20 @@ func TestLexicalSearchRecall(t *testing.T) {
 	}
 }
 
+// TestLexicalCandidateWindowOption: Options.LexicalCandidateWindow lowers the
+// cap, so a handful of matches is enough to reach an incomplete ranking.
+func TestLexicalCandidateWindowOption(t *testing.T) {
+	srv := New(t, Options{LexicalCandidateWindow: 3})
+	quokkas(srv, 5)
+	a := get(t, srv, srv.Token(TokenClient), "/v1/search?q=quokka")
+	wantOK(t, a)
+	r := a.j("meta.recall")
+	if r.Get("complete").Bool() || r.Get("ranking_scope").String() != "candidate_window" ||
+		r.Get("candidate_window_limit").Int() != 3 || a.j("data.#").Int() != 3 {
+		t.Errorf("meta = %s, hits = %d", a.j("meta").Raw, a.j("data.#").Int())
+	}
+}
+
 func TestTokenize(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"Offsite in Lisbon?", "offsite in lisbon"},

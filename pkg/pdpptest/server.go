@@ -35,6 +35,11 @@ type Options struct {
 	// Now is the clock for freshness, tombstones and Upsert emitted_at; nil
 	// means time.Now.
 	Now func() time.Time
+	// LexicalCandidateWindow lowers the lexical search's per-(connection,
+	// stream, field) candidate cap (the reference's is 200) so tests can reach
+	// an incomplete ranking (meta.recall.complete=false) with a few records.
+	// 0 keeps the reference value.
+	LexicalCandidateWindow int
 }
 
 // Request is one request the double received. Header is as received,

@@ -60,7 +60,7 @@ func Gmail() (*Dataset, error) {
 	}
 	return &Dataset{
 		Name:       "gmail",
-		Provider:   "PDPP Reference",
+		Provider:   "PDPP Reference Provider",
 		SubjectID:  "owner_local",
 		Connectors: []*Connector{c},
 		Blobs: map[string]Blob{
