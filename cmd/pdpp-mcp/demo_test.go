@@ -55,23 +55,3 @@ func TestDemoStartFailure(t *testing.T) {
 		t.Errorf("stderr does not report the failure:\n%s", stderr.String())
 	}
 }
-
-func TestPlainHTTP(t *testing.T) {
-	for _, tt := range []struct {
-		url  string
-		want bool
-	}{
-		{"https://pdpp.example.com", false},
-		{"http://pdpp.example.com", true},
-		{"http://10.0.0.5:7662", true},
-		{"http://localhost:7662", false},
-		{"http://rs.localhost", false},
-		{"http://127.0.0.1:7662", false},
-		{"http://127.9.9.9", false},
-		{"http://[::1]:7662", false},
-	} {
-		if got := plainHTTP(tt.url); got != tt.want {
-			t.Errorf("plainHTTP(%q) = %v, want %v", tt.url, got, tt.want)
-		}
-	}
-}

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -201,73 +198,29 @@ func parseLevel(s string) (slog.Level, error) {
 	return 0, usageErrorf("--log-level must be debug, info, warn or error, got %q", s)
 }
 
-// serveProvider serves the grant cached for providerURL. The checks run in the
-// anchor's order: provider URL (64), owner environment (77), cached
-// credential (78, or 77 for owner metadata), then the resource server's own
-// word on the token kind (77).
+// serveProvider serves the grant cached for providerURL once
+// credential.Connect has applied the start-up rules: provider URL (64),
+// owner environment (77), cached credential (78, or 77 for owner metadata),
+// then the resource server's own word on the token kind (77).
 func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot string) error {
-	root := credential.FindRoot(cacheRoot)
-	cache, err := credential.Open(root.Dir, providerURL)
-	if err != nil {
-		if errors.As(err, new(*credential.Error)) && strings.TrimSpace(providerURL) == "" {
-			return &exitErr{code: exitUsage, msg: err.Error() + " To try pdpp-mcp without a resource server, run it with --demo."}
-		}
-		return err
-	}
-	if err := credential.CheckOwnerEnv(os.Getenv); err != nil {
-		return err
-	}
-	cfg.log.Debug("credential cache", "root", root.Dir, "rule", root.From, "file", cache.File)
-	cred, err := cache.Load(time.Now())
-	if err != nil {
-		return err
-	}
-	holder := credential.NewHolder(cache, cred)
-	client, err := rs.New(rs.Options{
-		BaseURL:      cache.ProviderURL,
-		Token:        holder.Token,
+	conn, err := credential.Connect(ctx, credential.ConnectOptions{
+		ProviderURL:  providerURL,
+		CacheRoot:    cacheRoot,
 		Timeout:      cfg.timeout,
 		MaxBodyBytes: cfg.maxBytes,
 		Logger:       cfg.log,
+		ProbeBudget:  min(cfg.timeout, probeBudget),
 	})
-	if err != nil {
-		return err
-	}
-	guard := credential.NewGuard(client, holder, cfg.log)
-
-	pctx, cancel := context.WithTimeout(ctx, min(cfg.timeout, probeBudget))
-	err = guard.Probe(pctx)
-	cancel()
-	if errors.As(err, new(*credential.Error)) {
-		return err
-	}
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return nil // stopped by a signal before serving
+	case errors.As(err, new(*credential.Error)) && strings.TrimSpace(providerURL) == "":
+		return &exitErr{code: exitUsage, msg: err.Error() + " To try pdpp-mcp without a resource server, run it with --demo."}
+	case err != nil:
+		return err
 	}
-	if err != nil {
-		cfg.log.Warn("could not confirm with the resource server that the token is not an owner token; every tool call checks first",
-			"provider_url", cache.ProviderURL, "error", err)
-	}
-	if plainHTTP(cache.ProviderURL) {
-		cfg.log.Warn("the provider URL uses plain http to a non-loopback host: the bearer token travels unencrypted",
-			"provider_url", cache.ProviderURL)
-	}
-	fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, cache.ProviderURL, cred.File)
-	return serve(ctx, cfg, guard, cache.ProviderURL)
-}
-
-// plainHTTP reports an http:// URL whose host is not a loopback address.
-func plainHTTP(providerURL string) bool {
-	u, err := url.Parse(providerURL)
-	if err != nil || u.Scheme != "http" {
-		return false
-	}
-	h := u.Hostname()
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return false
-	}
-	ip := net.ParseIP(h)
-	return ip == nil || !ip.IsLoopback()
+	fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, conn.ProviderURL, conn.Credential.File)
+	return serve(ctx, cfg, conn.RS, conn.ProviderURL)
 }
 
 // serve runs the MCP server over the injected stdin/stdout until the client
