@@ -128,6 +128,17 @@ func (id ID) WithConnection(connectionID string) (ID, error) {
 	return id, nil
 }
 
+// CheckConnectionID reports whether s can be the connection_id of an id (the
+// segment rules above). The error is a *Error with CodeInvalidID and
+// PartConnection.
+func CheckConnectionID(s string) error {
+	if p := checkSegment(s, false); p != "" {
+		return &Error{Code: CodeInvalidID, Input: s, Part: PartConnection,
+			Message: "connection_id " + quote(s) + " is not valid: it " + p + ". Pass a connection_id exactly as schema or an error's available_connections lists it."}
+	}
+	return nil
+}
+
 // Parse reads a record id in any accepted form. Every rejection is a *Error
 // with CodeInvalidID that quotes the input and names the expected forms.
 func Parse(s string) (ID, error) {

@@ -327,3 +327,19 @@ func TestWithConnection(t *testing.T) {
 		t.Errorf("conflict message = %v, want %q", err, want)
 	}
 }
+
+func TestCheckConnectionID(t *testing.T) {
+	for in, ok := range map[string]bool{
+		"cin_gmail_work": true, "cin..x": true, "a:b": true,
+		"": false, ".": false, "..": false, "a/b": false, `a\b`: false, "a\x00": false, "\xff": false,
+	} {
+		err := CheckConnectionID(in)
+		var e *Error
+		switch {
+		case ok && err != nil:
+			t.Errorf("%q rejected: %v", in, err)
+		case !ok && (!errors.As(err, &e) || e.Code != CodeInvalidID || e.Part != PartConnection):
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
