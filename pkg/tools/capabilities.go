@@ -225,6 +225,13 @@ func advertisedRelations(doc gjson.Result, stream string) (rels []relationCap, f
 // title or event time (role=primary-title, role=event-time), so a tight
 // preview keeps them. It never makes a request: no cached answer, no names.
 func (c *CapabilityCache) keyFields(stream, connectionID string) []string {
+	return c.roleFields(stream, connectionID, "primary-title", "event-time")
+}
+
+// roleFields names, in schema order, the fields a cached stream schema
+// declares with any of roles (role=<role> in the compact flags). It never
+// makes a request: no cached answer, no names.
+func (c *CapabilityCache) roleFields(stream, connectionID string, roles ...string) []string {
 	body, ok := c.get(capabilityKey{stream, connectionID})
 	if !ok {
 		return nil
@@ -237,7 +244,7 @@ func (c *CapabilityCache) keyFields(stream, connectionID string) []string {
 		}
 		s.Get("field_capabilities").ForEach(func(k, v gjson.Result) bool {
 			flags := "," + fieldFlags(v) + ","
-			if (strings.Contains(flags, ",role=primary-title,") || strings.Contains(flags, ",role=event-time,")) &&
+			if slices.ContainsFunc(roles, func(r string) bool { return strings.Contains(flags, ",role="+r+",") }) &&
 				!slices.Contains(names, k.String()) {
 				names = append(names, k.String())
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
 )
@@ -37,11 +38,19 @@ type harnessOptions struct {
 	token func(*pdpptest.Server) string
 	rs    func(*pdpptest.Server) tools.RS // default: an rs.Client with the token
 	cache *tools.CapabilityCache
+	// demo serves the demo dataset instead of gmail.
+	demo bool
+	// fetchTextChars sets Env.FetchTextChars.
+	fetchTextChars int
 }
 
 func newHarness(t testing.TB, o harnessOptions) *harness {
 	t.Helper()
-	srv := pdpptest.New(t, pdpptest.Options{})
+	var po pdpptest.Options
+	if o.demo {
+		po.Dataset = demoDataset(t)
+	}
+	srv := pdpptest.New(t, po)
 	var client tools.RS
 	token := srv.Token(pdpptest.TokenClient)
 	if o.rs != nil {
@@ -66,7 +75,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	s := mcp.NewServer(&mcp.Implementation{Name: "tools-test", Version: "v0"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	tools.Register(s, &tools.Env{RS: client, ProviderURL: srv.URL(), Capabilities: o.cache})
+	tools.Register(s, &tools.Env{RS: client, ProviderURL: srv.URL(), Capabilities: o.cache, FetchTextChars: o.fetchTextChars})
 	wire := &wireLog{}
 	h := &harness{rs: srv, token: token, wire: wire, cs: connectLogged(t, s, wire),
 		tools: map[string]*mcp.Tool{}, outputs: map[string]*jsonschema.Resolved{}}
@@ -83,6 +92,23 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	srv.ResetRequests()
 	return h
 }
+
+// demoDataset builds the demo dataset once per test binary: it is large.
+var demoDataset = func() func(testing.TB) *dataset.Dataset {
+	var (
+		once sync.Once
+		ds   *dataset.Dataset
+		err  error
+	)
+	return func(t testing.TB) *dataset.Dataset {
+		t.Helper()
+		once.Do(func() { ds, err = dataset.Demo() })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+}()
 
 // connect connects an in-memory client to s (server first, as the SDK
 // requires).

@@ -103,17 +103,8 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 	if err := safeName("stream", a.Stream); err != nil {
 		return nil, err
 	}
-	for _, p := range a.ExpandLimit {
-		if rel := relation(p); !slices.Contains(a.Expand, rel) {
-			return nil, &toolError{Code: CodeInvalidExpand, Param: "expand_limit",
-				Message: fmt.Sprintf("expand_limit names relation %q, which is not in expand", rel),
-				Next:    fmt.Sprintf("add %q to expand, or drop it from expand_limit", rel)}
-		}
-	}
-	if len(a.Expand) > 0 {
-		if err := checkExpand(ctx, env, a.Stream, a.ConnectionID, a.Expand, a.ExpandLimit); err != nil {
-			return nil, err
-		}
+	if err := checkExpandArgs(ctx, env, a.Stream, a.ConnectionID, a.Expand, a.ExpandLimit); err != nil {
+		return nil, err
 	}
 	path := rs.Path("v1", "streams", a.Stream, "records")
 	resp, err := env.RS.Get(ctx, path, a.query())
@@ -140,4 +131,21 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 		ProviderURL:   env.ProviderURL,
 		RequestID:     resp.RequestID,
 	}), nil
+}
+
+// checkExpandArgs applies the expand rules shared by query_records and fetch:
+// every expand_limit relation must be in expand, and the relations must be
+// ones the stream advertises (checkExpand). Without expand it does nothing.
+func checkExpandArgs(ctx context.Context, env *Env, stream, connectionID string, expand []string, limits expandLimitArg) error {
+	for _, p := range limits {
+		if rel := relation(p); !slices.Contains(expand, rel) {
+			return &toolError{Code: CodeInvalidExpand, Param: "expand_limit",
+				Message: fmt.Sprintf("expand_limit names relation %q, which is not in expand", rel),
+				Next:    fmt.Sprintf("add %q to expand, or drop it from expand_limit", rel)}
+		}
+	}
+	if len(expand) == 0 {
+		return nil
+	}
+	return checkExpand(ctx, env, stream, connectionID, expand, limits)
 }

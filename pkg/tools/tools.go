@@ -28,6 +28,10 @@ type Env struct {
 	// Capabilities caches stream capability answers for the expand check;
 	// nil gives the server a cache of its own.
 	Capabilities *CapabilityCache
+	// FetchTextChars bounds fetch's document text in code points; 0 means
+	// DefaultFetchTextChars. Longer text is cut and continued by
+	// read_record_field.
+	FetchTextChars int
 }
 
 // tool is one row of the registration table.
@@ -42,6 +46,9 @@ var table = []tool{
 	schemaTool,
 	queryRecordsTool,
 	aggregateTool,
+	searchTool,
+	fetchTool,
+	readFieldTool,
 }
 
 // Names returns the registered tool names in table order.
@@ -53,8 +60,9 @@ func Names() []string {
 	return names
 }
 
-// Register adds every tool of the table to s. The tool definitions are
-// shared, precomputed values; Register does no schema work.
+// Register adds every tool of the table, and the resource templates, to s.
+// The tool definitions are shared, precomputed values; Register does no
+// schema work.
 func Register(s *mcp.Server, env *Env) {
 	e := *env
 	if e.Logger == nil {
@@ -66,6 +74,7 @@ func Register(s *mcp.Server, env *Env) {
 	for _, t := range table {
 		s.AddTool(t.definition(), t.handler(&e))
 	}
+	registerResources(s, &e)
 }
 
 // spec describes one tool: its MCP definition and its handler over typed

@@ -1,0 +1,361 @@
+package tools
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// DefaultFetchTextChars bounds fetch's document text (code points) when
+// Env.FetchTextChars is 0.
+const DefaultFetchTextChars = 16384
+
+// maxExpandedIDs bounds the ids listed per expanded relation in fetch
+// metadata; the rest are counted.
+const maxExpandedIDs = 20
+
+const fetchInput = `{
+ "type": "object",
+ "properties": {
+  "id": {"type": "string", "minLength": 1, "description": "Id exactly as search or a ladder showed it (connection_id/stream:record_id), a legacy stream:record_id, or a pdpp://record/ URI."},
+  "fields": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Top-level fields to return; the others appear nowhere."},
+  "expand": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Relations to embed, from schema(stream)."},
+  "expand_limit": {"type": "object", "minProperties": 1, "propertyNames": {"minLength": 1, "pattern": "^[^\\[\\]]+$"}, "additionalProperties": {"type": "integer", "minimum": 1}, "description": "Per-relation cap; relation must be in expand."},
+  "connection_id": ` + connectionIDProp + `
+ },
+ "required": ["id"],
+ "additionalProperties": false
+}`
+
+const fetchOutput = `{
+ "type": "object",
+ "properties": {
+  "id": {"type": "string"},
+  "title": {"type": "string"},
+  "text": {"type": "string"},
+  "url": {"type": "string"},
+  "metadata": {"type": "object"}
+ },
+ "required": ["id", "title", "text", "url", "metadata"],
+ "additionalProperties": false
+}`
+
+var fetchTool = &spec[fetchArgs]{
+	def: &mcp.Tool{
+		Name:  "fetch",
+		Title: "Fetch PDPP search result",
+		Description: "Fetch one record as a document {id, title, text, url, metadata} (GET /v1/streams/{stream}/records/{id}). Read-only. " +
+			"id is connection_id/stream:record_id as search shows it, or a legacy stream:record_id (add connection_id when ambiguous_connection lists several). " +
+			"text is the record's text, content, body or summary field, or compact JSON for the projected record if the projection excludes every text-like field; " +
+			"it is bounded and metadata.next reads on. metadata names stream, connection_id and connector_key.",
+		Annotations:  readOnly("Fetch PDPP search result"),
+		InputSchema:  mustSchema("fetch", fetchInput),
+		OutputSchema: mustSchema("fetch", fetchOutput),
+	},
+	args: newArgSpec("fetch", fetchInput, map[string]string{"expand_limit": CodeInvalidExpand}),
+	run:  runFetch,
+}
+
+type fetchArgs struct {
+	ID           string         `json:"id"`
+	Fields       []string       `json:"fields"`
+	Expand       []string       `json:"expand"`
+	ExpandLimit  expandLimitArg `json:"expand_limit"`
+	ConnectionID string         `json:"connection_id"`
+}
+
+func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult, error) {
+	id, err := parseID("id", a.ID)
+	if err != nil {
+		return nil, err
+	}
+	if a.ConnectionID != "" {
+		if id, err = id.WithConnection(a.ConnectionID); err != nil {
+			return nil, idError("connection_id", err)
+		}
+	}
+	for _, f := range a.Fields {
+		if !evidence.FieldPathOK(f) {
+			return nil, &toolError{Code: CodeInvalidArguments, Param: "fields",
+				Message: fmt.Sprintf("fields entry %s is not a top-level field name (the RS splits fields on commas and trims spaces)", strconv.Quote(f)),
+				Next:    "pass field names exactly as schema(stream) lists them"}
+		}
+	}
+	if err := checkExpandArgs(ctx, env, id.Stream(), id.ConnectionID(), a.Expand, a.ExpandLimit); err != nil {
+		return nil, err
+	}
+	var q rs.Query
+	for _, f := range a.Fields {
+		q.Add("fields", f)
+	}
+	for _, e := range a.Expand {
+		q.Add("expand", e)
+	}
+	if c := id.ConnectionID(); c != "" {
+		q.Add("connection_id", c)
+	}
+	q = append(q, a.ExpandLimit...)
+	path := rs.Path("v1", "streams", id.Stream(), "records", id.RecordID())
+	resp, err := env.RS.Get(ctx, path, q)
+	if err != nil {
+		return nil, err
+	}
+	body, err := objectBody(path, resp)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := fetchDocument(env, a.ID, id, body)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: compactJSON(doc)}}, StructuredContent: doc}, nil
+}
+
+// fetchDoc is fetch's structuredContent, the search/fetch document contract:
+// exactly id, title, text, url and metadata. content[] mirrors it as JSON.
+type fetchDoc struct {
+	ID       string    `json:"id"`
+	Title    string    `json:"title"`
+	Text     string    `json:"text"`
+	URL      string    `json:"url"`
+	Metadata fetchMeta `json:"metadata"`
+}
+
+// fetchMeta is the document's metadata: source identity, what the text is
+// and how to read what it left out, and the record's content ladder.
+type fetchMeta struct {
+	Stream       string `json:"stream"`
+	RecordID     string `json:"record_id"`
+	ConnectionID string `json:"connection_id,omitempty"`
+	ConnectorKey string `json:"connector_key,omitempty"`
+	DisplayName  string `json:"display_name,omitempty"`
+	EmittedAt    string `json:"emitted_at,omitempty"`
+	// TextField names the field text holds; empty when text is the compact
+	// JSON of the record's fields.
+	TextField     string `json:"text_field,omitempty"`
+	TextChars     int    `json:"text_chars"`
+	TextTruncated bool   `json:"text_truncated"`
+	ShownChars    *int   `json:"shown_chars,omitempty"`
+	// Next continues the text exactly where it stops.
+	Next *evidence.Read `json:"next,omitempty"`
+	// MoreFields reads the fields the text does not show: the others when
+	// text is one field, those after the cut when it is JSON.
+	MoreFields *evidence.Read `json:"more_fields,omitempty"`
+	// Note explains a cut that no read can continue.
+	Note          string          `json:"note,omitempty"`
+	Expanded      json.RawMessage `json:"expanded,omitempty"`
+	Warnings      []string        `json:"warnings,omitempty"`
+	ContentLadder *evidence.Entry `json:"content_ladder,omitempty"`
+}
+
+// textFields are the fields fetch shows as the document text, in order.
+var textFields = []string{"text", "content", "body", "summary"}
+
+// fetchDocument derives the document from an RS record answer. requested is
+// the id as the caller passed it (echoed as the document id); id is the
+// parsed, connection-scoped form.
+func fetchDocument(env *Env, requested string, id resultid.ID, body []byte) (*fetchDoc, error) {
+	rec := gjson.ParseBytes(body)
+	payload := rec.Get("data")
+	if !payload.IsObject() {
+		// A wrapper without data (a tombstone): show the wrapper itself.
+		payload = rec
+	}
+	scope := evidence.Scope{Stream: id.Stream(), ConnectionID: id.ConnectionID()}
+	// Continuations name the record the RS answered with, connection
+	// included even when the request had none.
+	cont := id
+	if rid, ok := evidence.Identity(rec, scope); ok {
+		cont = rid
+	}
+	contID := cont.String()
+	titleField, timeField := roleField(env, cont, "primary-title"), roleField(env, cont, "event-time")
+
+	m := fetchMeta{
+		Stream:       cont.Stream(),
+		RecordID:     cont.RecordID(),
+		ConnectionID: cont.ConnectionID(),
+		ConnectorKey: evidence.ShortConnectorKey(firstStr(rec, "connector_key", "connector_id")),
+		DisplayName:  firstStr(rec, "display_name"),
+		EmittedAt:    firstStr(rec, "emitted_at"),
+	}
+	limit := cmp.Or(env.FetchTextChars, DefaultFetchTextChars)
+	doc := &fetchDoc{
+		ID:    requested,
+		Title: evidence.Title(rec, evidence.TitleOptions{PrimaryTitleField: titleField, EventTimeField: timeField, Stream: cont.Stream(), Fallback: requested}),
+		URL:   documentURL(env, cont, rec, payload),
+	}
+
+	textField := ""
+	for _, f := range textFields {
+		if v := payload.Get(f); v.Type == gjson.String && v.Str != "" && !evidence.IsBase64Blob(v.Str) {
+			textField = f
+			break
+		}
+	}
+	if textField != "" {
+		cut := evidence.BoundText(contID, textField, payload.Get(textField).Str, limit)
+		doc.Text = cut.Text
+		m.TextField, m.TextChars, m.Next = textField, cut.TotalChars, cut.Next
+		if cut.Cut() {
+			m.TextTruncated, m.ShownChars = true, &cut.ShownChars
+		}
+		var others []string
+		payload.ForEach(func(k, _ gjson.Result) bool {
+			if k.Str != textField && evidence.FieldPathOK(k.Str) {
+				others = append(others, k.Str)
+			}
+			return true
+		})
+		if len(others) > 0 {
+			more := evidence.FetchFields(contID, others...)
+			m.MoreFields = &more
+		}
+	} else {
+		cut := evidence.BoundJSON(contID, payload, limit)
+		doc.Text = cut.Text
+		m.TextChars, m.Next, m.MoreFields = cut.TotalChars, cut.Next, cut.Rest
+		if cut.Cut() {
+			m.TextTruncated, m.ShownChars = true, &cut.ShownChars
+			switch {
+			case cut.Unaddressable > 0:
+				m.Note = strconv.Itoa(cut.Unaddressable) + " field(s) after the cut have names no tool argument can carry; query_records shows them in structuredContent.data"
+			case cut.Next == nil && cut.Rest == nil:
+				m.Note = "only the closing brace was cut; every field is shown whole"
+			}
+		}
+	}
+
+	m.Expanded = expandedIDs(rec.Get("expanded"), scope)
+	rec.Get("meta.warnings").ForEach(func(_, w gjson.Result) bool {
+		if c := w.Get("code").Str; c != "" {
+			m.Warnings = append(m.Warnings, c)
+		}
+		return true
+	})
+	if e, ok := evidence.FetchEntry(body, scope); ok {
+		m.ContentLadder = &e
+	}
+	doc.Metadata = m
+	return doc, nil
+}
+
+// roleField names the field the cached stream schema declares with role, for
+// the record's connection or for the stream at large ("" when unknown).
+func roleField(env *Env, id resultid.ID, role string) string {
+	f := env.Capabilities.roleFields(id.Stream(), id.ConnectionID(), role)
+	if len(f) == 0 && id.HasConnection() {
+		f = env.Capabilities.roleFields(id.Stream(), "", role)
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// urlFields are payload fields that may hold the record's own address at its
+// source, preferred for citations; only absolute http(s) URLs count.
+var urlFields = []string{"url", "record_url", "href", "source_url"}
+
+// documentURL is a citable URL for the record: its source URL when the
+// payload has an absolute one, else its RS address on the provider.
+func documentURL(env *Env, id resultid.ID, rec, payload gjson.Result) string {
+	for _, f := range urlFields {
+		if s := payload.Get(f).Str; isHTTPURL(s) {
+			return s
+		}
+	}
+	return recordURL(env, id, rec.Get("record_url").Str)
+}
+
+// recordURL makes the RS address of a record absolute on the provider, with
+// the connection_id the RS leaves out of record_url. given is the RS's
+// record_url ("" to build one).
+func recordURL(env *Env, id resultid.ID, given string) string {
+	if isHTTPURL(given) {
+		return given
+	}
+	path := given
+	if !strings.HasPrefix(path, "/") {
+		path = rs.Path("v1", "streams", id.Stream(), "records", id.RecordID())
+	}
+	if c := id.ConnectionID(); c != "" && !strings.Contains(path, "connection_id=") {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + "connection_id=" + url.QueryEscape(c)
+	}
+	return strings.TrimSuffix(env.ProviderURL, "/") + path
+}
+
+func isHTTPURL(s string) bool {
+	if !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "http://") {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Host != ""
+}
+
+// expandedIDs lists, per expanded relation, the fetch ids of the related
+// records (at most maxExpandedIDs each, then a count), so each can be fetched.
+func expandedIDs(exp gjson.Result, scope evidence.Scope) json.RawMessage {
+	if !exp.IsObject() {
+		return nil
+	}
+	var w jsonWriter
+	w.beginObject()
+	exp.ForEach(func(rel, v gjson.Result) bool {
+		var rows []gjson.Result
+		switch {
+		case v.Get("data").IsArray():
+			rows = v.Get("data").Array()
+		case v.IsObject():
+			rows = []gjson.Result{v}
+		}
+		w.key(rel.Str)
+		w.beginObject()
+		w.key("ids")
+		w.beginArray()
+		for i, r := range rows {
+			if i == maxExpandedIDs {
+				break
+			}
+			if id, ok := evidence.Identity(r, evidence.Scope{ConnectionID: scope.ConnectionID}); ok {
+				w.str(id.String())
+			}
+		}
+		w.endArray()
+		if len(rows) > maxExpandedIDs {
+			w.member("more", strconv.Itoa(len(rows)-maxExpandedIDs))
+		}
+		if v.Get("has_more").Type == gjson.True {
+			w.member("has_more", "true")
+		}
+		w.endObject()
+		return true
+	})
+	w.endObject()
+	return w.bytes()
+}
+
+// firstStr returns the first non-empty string member among keys.
+func firstStr(v gjson.Result, keys ...string) string {
+	for _, k := range keys {
+		if s := v.Get(k); s.Type == gjson.String && s.Str != "" {
+			return s.Str
+		}
+	}
+	return ""
+}

@@ -1,0 +1,154 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// Resource templates. They serve hosts that read resources; nothing a
+// resource returns is reachable only that way:
+//
+//	pdpp://stream/{name}         the stream's metadata (schema(stream) covers it)
+//	pdpp://record/{handle}       the record, binary values as metadata (fetch)
+//	pdpp://field-window/{handle} one field window (read_record_field)
+//
+// A read that fails is a JSON-RPC error, never a successful read holding an
+// error document (which a host could mistake for content): -32602 when the URI
+// is malformed or the RS refused the request (any 4xx, not found included),
+// -32603 when the RS failed or could not be reached. The message is the same
+// error text the tools give (code, status, request_id, candidates, next step);
+// data carries the code, the HTTP status and request id when the RS answered,
+// and the URI.
+var resourceTemplates = []struct {
+	tmpl *mcp.ResourceTemplate
+	read func(ctx context.Context, env *Env, uri string) (*mcp.ResourceContents, error)
+}{
+	{&mcp.ResourceTemplate{Name: "pdpp-stream", URITemplate: "pdpp://stream/{name}", MIMEType: "application/json",
+		Title: "PDPP stream metadata", Description: "Read-only metadata of one granted stream (GET /v1/streams/{name})."}, readStreamResource},
+	{&mcp.ResourceTemplate{Name: "pdpp-record", URITemplate: "pdpp://record/{handle}", MIMEType: "application/json",
+		Title: "PDPP record", Description: "One grant-scoped record, read-only; binary values appear as metadata."}, readRecordResource},
+	{&mcp.ResourceTemplate{Name: "pdpp-field-window", URITemplate: "pdpp://field-window/{handle}", MIMEType: "text/plain",
+		Title: "PDPP record field window", Description: "One bounded window of a record field, as read_record_field renders it."}, readFieldWindowResource},
+}
+
+// registerResources adds the resource templates to s.
+func registerResources(s *mcp.Server, env *Env) {
+	for _, rt := range resourceTemplates {
+		read := rt.read
+		s.AddResourceTemplate(rt.tmpl, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			uri := req.Params.URI
+			c, err := read(ctx, env, uri)
+			if err != nil {
+				env.Logger.DebugContext(ctx, "resource read failed", "uri", uri, "error", err)
+				return nil, resourceError(env, uri, err)
+			}
+			c.URI = uri
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+		})
+	}
+}
+
+func readStreamResource(ctx context.Context, env *Env, uri string) (*mcp.ResourceContents, error) {
+	name, err := resultid.ParseStreamURI(uri)
+	if err != nil {
+		return nil, idError("uri", err)
+	}
+	path := rs.Path("v1", "streams", name)
+	resp, err := env.RS.Get(ctx, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	body, err := objectBody(path, resp)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ResourceContents{MIMEType: "application/json", Text: string(body)}, nil
+}
+
+func readRecordResource(ctx context.Context, env *Env, uri string) (*mcp.ResourceContents, error) {
+	id, err := parseID("uri", uri)
+	if err != nil {
+		return nil, err
+	}
+	path := rs.Path("v1", "streams", id.Stream(), "records", id.RecordID())
+	var q rs.Query
+	if c := id.ConnectionID(); c != "" {
+		q.Add("connection_id", c)
+	}
+	resp, err := env.RS.Get(ctx, path, q)
+	if err != nil {
+		return nil, err
+	}
+	body, err := objectBody(path, resp)
+	if err != nil {
+		return nil, err
+	}
+	// The whole record, but never a binary body: blob_refs and base64
+	// strings become their metadata, as in every tool.
+	return &mcp.ResourceContents{MIMEType: "application/json", Text: evidence.VisibleJSON(gjson.ParseBytes(body))}, nil
+}
+
+func readFieldWindowResource(ctx context.Context, env *Env, uri string) (*mcp.ResourceContents, error) {
+	h, err := resultid.ParseFieldWindowURI(uri)
+	if err != nil {
+		return nil, idError("uri", err)
+	}
+	a := readFieldArgs{ID: h.Record.String(), FieldPath: h.FieldPath, Cursor: h.Cursor, OffsetChars: h.OffsetChars,
+		LimitChars: h.LimitChars, Q: h.Q, BeforeChars: h.BeforeChars, AfterChars: h.AfterChars}
+	if a.LimitChars != nil && *a.LimitChars > evidence.MaxWindowChars {
+		return nil, &toolError{Code: CodeInvalidArguments, Param: "limit_chars",
+			Message: "the handle's limit_chars is over 16384", Next: "build the handle with limit_chars of at most 16384"}
+	}
+	r, err := a.request()
+	if err != nil {
+		return nil, err
+	}
+	w, err := readWindow(ctx, env, r)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ResourceContents{MIMEType: "text/plain", Text: w.text()}, nil
+}
+
+// resourceError is the JSON-RPC error of a failed resource read.
+func resourceError(env *Env, uri string, err error) error {
+	data := struct {
+		Code       string `json:"code"`
+		HTTPStatus int    `json:"http_status,omitempty"`
+		RequestID  string `json:"request_id,omitempty"`
+		URI        string `json:"uri"`
+	}{Code: CodeInternal, URI: uri}
+	code := int64(jsonrpc.CodeInternalError)
+	var (
+		te *toolError
+		re *rs.Error
+		tr *rs.TransportError
+		ce coder
+	)
+	switch {
+	case errors.As(err, &te):
+		data.Code, code = te.Code, jsonrpc.CodeInvalidParams
+	case errors.As(err, &ce):
+		data.Code = ce.ErrorCode()
+	case errors.As(err, &re):
+		data.Code, data.HTTPStatus, data.RequestID = re.Code, re.Status, re.RequestID
+		if re.Status < 500 {
+			code = jsonrpc.CodeInvalidParams
+		}
+	case errors.As(err, &tr):
+		data.Code, data.HTTPStatus, data.RequestID = tr.Code, tr.Status, tr.RequestID
+	case errors.Is(err, context.Canceled):
+		data.Code = CodeCanceled
+	}
+	raw, _ := json.Marshal(data) // strings and ints always encode
+	return &jsonrpc.Error{Code: code, Message: errorText(env, err), Data: raw}
+}

@@ -1,0 +1,462 @@
+package tools
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// Search bounds.
+const (
+	// defaultSearchLimit is how many hits a search returns without limit.
+	defaultSearchLimit = 25
+	// searchTextBudget is the most bytes search text takes, however many hits.
+	searchTextBudget = 1792
+	// searchTextHits is the most hits the text lists.
+	searchTextHits = 10
+	// searchTextReads is how many listed hits also show a read of their
+	// evidence.
+	searchTextReads = 2
+	// resultSnippetChars bounds structuredContent.results[].snippet.
+	resultSnippetChars = 320
+	// maxSourceMix bounds the source_mix entries in text.
+	maxSourceMix = 8
+)
+
+const searchInput = `{
+ "type": "object",
+ "properties": {
+  "q": {"type": "string", "minLength": 1, "description": "What to find; lexical mode matches words."},
+  "streams": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Only these streams."},
+  "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Hits to return, 1-100 (default 25)."},
+  "cursor": {"type": "string", "minLength": 1, "description": "next_cursor of the previous page (not in hybrid mode)."},
+  "mode": {"type": "string", "enum": ["lexical", "semantic", "hybrid"], "description": "Default lexical."},
+  "filter": ` + filterProp + `,
+  "connection_id": ` + connectionIDProp + `
+ },
+ "required": ["q"],
+ "additionalProperties": false
+}`
+
+const searchOutput = `{
+ "type": "object",
+ "properties": {
+  "data": {"type": "object", "description": "The RS envelope (paging, counts, recall) without its hits."},
+  "results": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "url": {"type": "string"}}, "required": ["id", "title", "url"]}},
+  "content_ladder": {"type": "object"},
+  "provider_url": {"type": "string"},
+  "request_id": {"type": "string"}
+ },
+ "required": ["data", "results", "provider_url"]
+}`
+
+var searchTool = &spec[searchArgs]{
+	def: &mcp.Tool{
+		Name:  "search",
+		Title: "Search PDPP records",
+		Description: "Find records across granted streams (GET /v1/search, /v1/search/semantic, /v1/search/hybrid). Read-only. " +
+			"limit is capped at 100; page with cursor. Each result id is a self-contained handle: pass it to fetch as shown, " +
+			"with no connection_id. Results name connection_id and connector_key; searchable fields are flagged lex/sem in /v1/schema.",
+		Annotations:  readOnly("Search PDPP records"),
+		InputSchema:  mustSchema("search", searchInput),
+		OutputSchema: mustSchema("search", searchOutput),
+	},
+	args: newArgSpec("search", searchInput, map[string]string{"filter": CodeInvalidFilter}),
+	run:  runSearch,
+}
+
+type searchArgs struct {
+	Q            string    `json:"q"`
+	Streams      []string  `json:"streams"`
+	Limit        *float64  `json:"limit"`
+	Cursor       string    `json:"cursor"`
+	Mode         string    `json:"mode"`
+	Filter       filterArg `json:"filter"`
+	ConnectionID string    `json:"connection_id"`
+}
+
+// searchPaths maps a mode to its RS route.
+var searchPaths = map[string]string{"": "/v1/search", "lexical": "/v1/search", "semantic": "/v1/search/semantic", "hybrid": "/v1/search/hybrid"}
+
+func (a *searchArgs) check() error {
+	if strings.TrimSpace(a.Q) == "" {
+		return &toolError{Code: CodeInvalidArguments, Param: "q", Message: "q is blank", Next: "pass the words to find"}
+	}
+	for _, s := range a.Streams {
+		if err := safeName("streams", s); err != nil {
+			return err
+		}
+	}
+	if a.ConnectionID != "" {
+		if err := resultid.CheckConnectionID(a.ConnectionID); err != nil {
+			return idError("connection_id", err)
+		}
+	}
+	if a.Mode == "hybrid" && a.Cursor != "" {
+		return &toolError{Code: CodeInvalidArguments, Param: "cursor",
+			Message: "hybrid search returns a single page and takes no cursor",
+			Next:    "drop cursor, or page with mode lexical or semantic"}
+	}
+	if len(a.Filter) > 0 && len(a.Streams) != 1 {
+		return &toolError{Code: CodeInvalidFilter, Param: "filter",
+			Message: "filter applies to one stream's fields, so search needs exactly one entry in streams with it",
+			Next:    `pass streams: ["<stream>"] with filter, or drop filter`}
+	}
+	return nil
+}
+
+func (a *searchArgs) query() rs.Query {
+	q := rs.Query{{Key: "q", Value: a.Q}}
+	for _, s := range a.Streams {
+		q.Add("streams", s)
+	}
+	if a.Limit != nil {
+		q.Add("limit", strconv.Itoa(int(*a.Limit)))
+	}
+	if a.Cursor != "" {
+		q.Add("cursor", a.Cursor)
+	}
+	if a.ConnectionID != "" {
+		q.Add("connection_id", a.ConnectionID)
+	}
+	return append(q, a.Filter...)
+}
+
+// searchResult is one entry of structuredContent.results.
+type searchResult struct {
+	ID           string `json:"id"`
+	Title        string `json:"title"`
+	URL          string `json:"url"`
+	ConnectionID string `json:"connection_id,omitempty"`
+	ConnectorKey string `json:"connector_key,omitempty"`
+	Stream       string `json:"stream,omitempty"`
+	RecordKey    string `json:"record_key,omitempty"`
+	DisplayName  string `json:"display_name,omitempty"`
+	Snippet      string `json:"snippet,omitempty"`
+}
+
+type searchStructured struct {
+	Data          json.RawMessage `json:"data"`
+	Results       []searchResult  `json:"results"`
+	ContentLadder evidence.Ladder `json:"content_ladder"`
+	ProviderURL   string          `json:"provider_url"`
+	RequestID     string          `json:"request_id,omitempty"`
+}
+
+func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResult, error) {
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	path := searchPaths[a.Mode]
+	resp, err := env.RS.Get(ctx, path, a.query())
+	if err != nil {
+		return nil, err
+	}
+	body, err := objectBody(path, resp)
+	if err != nil {
+		return nil, err
+	}
+	doc := gjson.ParseBytes(body)
+	var hits []gjson.Result
+	doc.Get("data").ForEach(func(_, h gjson.Result) bool {
+		hits = append(hits, h)
+		return true
+	})
+	limit := defaultSearchLimit
+	if a.Limit != nil {
+		limit = int(*a.Limit)
+	}
+	extra := 0
+	if len(hits) > limit {
+		// limit is the number of hits returned, whatever the RS sent.
+		extra, hits = len(hits)-limit, hits[:limit]
+	}
+	scope := evidence.Scope{ConnectionID: a.ConnectionID}
+	results := make([]searchResult, len(hits))
+	for i, h := range hits {
+		results[i] = hitResult(env, h, scope)
+	}
+	sc := &searchStructured{
+		Data:          envelopeWithoutHits(doc, len(results)),
+		Results:       results,
+		ContentLadder: evidence.SearchLadder(hits, scope),
+		ProviderURL:   env.ProviderURL,
+		RequestID:     resp.RequestID,
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: searchText(doc, results, sc.ContentLadder, extra, limit)}},
+		StructuredContent: sc,
+	}, nil
+}
+
+// hitResult shapes one RS hit. Its id embeds the hit's connection whenever the
+// hit (or the connection_id argument) names one, and is exactly the id text
+// shows and fetch accepts.
+func hitResult(env *Env, h gjson.Result, scope evidence.Scope) searchResult {
+	r := searchResult{
+		ConnectionID: firstStr(h, "connection_id", "connector_instance_id"),
+		ConnectorKey: evidence.ShortConnectorKey(firstStr(h, "connector_key", "connector_id")),
+		Stream:       firstStr(h, "stream"),
+		RecordKey:    firstStr(h, "record_key", "record_id"),
+		DisplayName:  firstStr(h, "display_name"),
+	}
+	r.ConnectionID = cmp.Or(r.ConnectionID, scope.ConnectionID)
+	id, ok := evidence.Identity(h, scope)
+	if ok {
+		r.ID = id.String()
+		r.URL = recordURL(env, id, h.Get("record_url").Str)
+	} else if u := h.Get("record_url").Str; u != "" {
+		r.URL = strings.TrimSuffix(env.ProviderURL, "/") + u
+	}
+	r.Title = evidence.Title(h, evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID})
+	s := h.Get("snippet")
+	if s.IsObject() {
+		s = s.Get("text")
+	}
+	if s.Type == gjson.String {
+		r.Snippet = evidence.Snippet(s.Str, resultSnippetChars)
+	}
+	return r
+}
+
+// envelopeWithoutHits is the RS envelope with its hit array replaced by a
+// count and a pointer to structuredContent.results, key order kept.
+func envelopeWithoutHits(doc gjson.Result, n int) json.RawMessage {
+	var w jsonWriter
+	w.beginObject()
+	doc.ForEach(func(k, v gjson.Result) bool {
+		if k.Str == "data" && v.IsArray() {
+			return true
+		}
+		w.member(k.Str, v.Raw)
+		return true
+	})
+	w.member("result_count", strconv.Itoa(n))
+	w.member("results_ref", `"structuredContent.results"`)
+	w.endObject()
+	return w.bytes()
+}
+
+// searchText is the model-visible answer, at most searchTextBudget bytes:
+//
+//	search: N hit(s). has_more=true. next_cursor="…". first_fetch_id=<id>. source_mix=…. [recall warning]
+//	1. id=<id> connector_key=… stream=… display_name="…" title="…" snippet="…"
+//	   evidence field_path=… read_record_field args={…}
+//	…
+//	<what is not shown and how to get it; how to fetch>
+//
+// The header and footer are never cut; hits are listed while they fit. Ids
+// are never shortened.
+func searchText(doc gjson.Result, results []searchResult, ladder evidence.Ladder, extra, limit int) string {
+	var head strings.Builder
+	head.WriteString("search: " + strconv.Itoa(len(results)) + " hit(s).")
+	hasMore := doc.Get("has_more").Type == gjson.True
+	if hasMore || extra > 0 {
+		head.WriteString(" has_more=true.")
+	}
+	if c := doc.Get("next_cursor").Str; c != "" {
+		head.WriteString(" next_cursor=" + jsonString(c) + ".")
+	}
+	if hasMore && doc.Get("next_cursor").Str == "" && doc.Get("url").Str != "/v1/search/hybrid" {
+		head.WriteString(" (no next_cursor: page one connection at a time with connection_id)")
+	}
+	meta := doc.Get("meta")
+	if c := meta.Get("count"); c.Type == gjson.Number {
+		head.WriteString(" total_matches=" + c.Raw)
+		if acc := meta.Get("count_accuracy").Str; acc != "" {
+			head.WriteString(" (" + inline(acc) + ")")
+		}
+		head.WriteString(".")
+	}
+	if len(results) > 0 && results[0].ID != "" {
+		head.WriteString(" first_fetch_id=" + results[0].ID + ".")
+	}
+	if mix := sourceMix(results); mix != "" {
+		head.WriteString(" source_mix=" + mix + ".")
+	}
+	head.WriteString(recallWarning(meta))
+	var codes []string
+	meta.Get("warnings").ForEach(func(_, w gjson.Result) bool {
+		if c := w.Get("code").Str; c != "" {
+			codes = append(codes, inline(c))
+		}
+		return true
+	})
+	if len(codes) > 0 {
+		head.WriteString(" warnings=" + strings.Join(codes, ",") + ".")
+	}
+	if extra > 0 {
+		head.WriteString(fmt.Sprintf(" The resource server sent %d hits beyond limit=%d; they are not included.", extra, limit))
+	}
+
+	reads := map[string]evidence.TextField{}
+	for _, e := range ladder.Records {
+		if len(e.FieldWindows) > 0 {
+			reads[e.ID] = e.FieldWindows[0]
+		}
+	}
+	footer := func(shown int) string {
+		if len(results) == 0 {
+			return ""
+		}
+		var f []string
+		if rest := len(results) - shown; rest > 0 {
+			f = append(f, fmt.Sprintf("%d more hit(s) not listed: ids in structuredContent.results, or search with a smaller limit and page by cursor.", rest))
+		}
+		f = append(f, "fetch(id) with an id exactly as shown (it names its connection); read_record_field with the args shown reads more of a field.")
+		return strings.Join(f, " ")
+	}
+	// Hits that can be listed, each with the read of its best evidence.
+	type item struct {
+		line, read string
+		withRead   bool
+	}
+	var items []item
+	for i, r := range results {
+		if len(items) == searchTextHits {
+			break
+		}
+		if r.ID == "" {
+			continue // no record identity: nothing to fetch; counted in the footer
+		}
+		it := item{line: hitLine(i+1, r)}
+		if w, ok := reads[r.ID]; ok {
+			it.read = "\n   evidence field_path=" + inline(w.FieldPath) + " read_record_field args=" + compactJSON(w.Read.Args)
+		}
+		items = append(items, it)
+	}
+	// Fill the budget in order of value: the first three hits, then the
+	// evidence reads of the first two, then further hits.
+	size, shown := head.Len(), 0
+	fits := func(extra, shownAfter int) bool {
+		return size+extra+1+len(footer(shownAfter)) <= searchTextBudget
+	}
+	addHits := func(upTo int) {
+		for shown < min(upTo, len(items)) && fits(1+len(items[shown].line), shown+1) {
+			size += 1 + len(items[shown].line)
+			shown++
+		}
+	}
+	addHits(3)
+	for i := 0; i < min(searchTextReads, shown); i++ {
+		if items[i].read != "" && fits(len(items[i].read), shown) {
+			items[i].withRead = true
+			size += len(items[i].read)
+		}
+	}
+	addHits(len(items))
+	var lines []string
+	for _, it := range items[:shown] {
+		if it.withRead {
+			it.line += it.read
+		}
+		lines = append(lines, it.line)
+	}
+	out := head.String()
+	if len(lines) > 0 {
+		out += "\n" + strings.Join(lines, "\n")
+	}
+	if f := footer(shown); f != "" {
+		out += "\n" + f
+	}
+	return out
+}
+
+// hitLine lists one hit: its complete id, source labels, title and snippet.
+// Labels are shortened to keep the line short; the id never is.
+func hitLine(n int, r searchResult) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(n) + ". id=" + r.ID)
+	if r.ConnectionID != "" && !strings.HasPrefix(r.ID, r.ConnectionID+"/") {
+		b.WriteString(" connection_id=" + inline(r.ConnectionID))
+	}
+	if r.ConnectorKey != "" {
+		b.WriteString(" connector_key=" + shorten(inline(r.ConnectorKey), 60))
+	}
+	if r.Stream != "" {
+		b.WriteString(" stream=" + shorten(inline(r.Stream), 60))
+	}
+	// A title built from the source label already names it.
+	if r.DisplayName != "" && !strings.HasPrefix(r.Title, r.DisplayName+" / ") {
+		b.WriteString(" display_name=" + jsonString(shorten(r.DisplayName, 60)))
+	}
+	if r.Title != "" && r.Title != r.ID {
+		b.WriteString(" title=" + jsonString(shorten(r.Title, 80)))
+	}
+	if r.Snippet != "" {
+		b.WriteString(" snippet=" + jsonString(evidence.Snippet(r.Snippet, 96)))
+	}
+	return b.String()
+}
+
+func shorten(s string, n int) string {
+	out, _ := evidence.Cut(s, n)
+	return out
+}
+
+// sourceMix counts hits per connection when they come from more than one:
+// {connection_id:…,connector_key:…,count:N}|…, at most maxSourceMix entries.
+func sourceMix(results []searchResult) string {
+	type source struct {
+		conn, key string
+		n         int
+	}
+	var order []*source
+	by := map[string]*source{}
+	for _, r := range results {
+		k := r.ConnectionID + "\x00" + r.ConnectorKey
+		s := by[k]
+		if s == nil {
+			s = &source{conn: r.ConnectionID, key: r.ConnectorKey}
+			by[k] = s
+			order = append(order, s)
+		}
+		s.n++
+	}
+	if len(order) < 2 {
+		return ""
+	}
+	var parts []string
+	for i, s := range order {
+		if i == maxSourceMix {
+			parts = append(parts, "more:"+strconv.Itoa(len(order)-maxSourceMix))
+			break
+		}
+		p := "{connection_id:" + cmp.Or(inline(s.conn), "none")
+		if s.key != "" {
+			p += ",connector_key:" + inline(s.key)
+		}
+		parts = append(parts, p+",count:"+strconv.Itoa(s.n)+"}")
+	}
+	return strings.Join(parts, "|")
+}
+
+// recallWarning says when the RS ranked a bounded candidate window rather
+// than every match, from meta.recall only (never from has_more or counts).
+func recallWarning(meta gjson.Result) string {
+	r := meta.Get("recall")
+	if !r.IsObject() || (r.Get("ranking_scope").Str != "candidate_window" && r.Get("complete").Type != gjson.False) {
+		return ""
+	}
+	var facts []string
+	for _, k := range []string{"ranked_candidate_count", "candidate_window_limit", "truncated_source_count"} {
+		if v := r.Get(k); v.Type == gjson.Number {
+			facts = append(facts, k+"="+v.Raw)
+		}
+	}
+	s := " Recall: ranked over a bounded candidate window, not all matches"
+	if len(facts) > 0 {
+		s += " (" + strings.Join(facts, ", ") + ")"
+	}
+	return s + "; more matches may exist, so this page is not exhaustive."
+}
