@@ -1,0 +1,185 @@
+package budget
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Kind says how a check compares its measurement with its limit.
+type Kind string
+
+const (
+	// AtMost passes when Measured <= Limit; headroom is Limit - Measured.
+	AtMost Kind = "at_most"
+	// Findings passes when nothing was found (Measured == 0); Findings
+	// lists what was.
+	Findings Kind = "findings"
+	// Exact passes when the measured set is exactly the expected one.
+	Exact Kind = "exact"
+)
+
+// Check is the outcome of one named check.
+type Check struct {
+	Name     string `json:"name"`
+	Kind     Kind   `json:"kind"`
+	Measured int    `json:"measured"`
+	Limit    int    `json:"limit"`
+	Unit     string `json:"unit"`
+	Pass     bool   `json:"pass"`
+	// Message says why the check failed and what to change; empty on a pass.
+	Message string `json:"message,omitempty"`
+	// Findings are the individual problems of a Findings check, complete.
+	Findings []string `json:"findings,omitempty"`
+}
+
+// Headroom is Limit - Measured for an AtMost check (negative when over).
+func (c Check) Headroom() (int, bool) {
+	if c.Kind != AtMost {
+		return 0, false
+	}
+	return c.Limit - c.Measured, true
+}
+
+func atMost(name, unit string, measured, limit int, what string) Check {
+	c := Check{Name: name, Kind: AtMost, Measured: measured, Limit: limit, Unit: unit, Pass: measured <= limit}
+	if !c.Pass {
+		c.Message = fmt.Sprintf("%s: %s %s, %s over the budget of %s", what, thousands(measured), unit, thousands(measured-limit), thousands(limit))
+	}
+	return c
+}
+
+func findings(name, unit string, found []string, message string) Check {
+	c := Check{Name: name, Kind: Findings, Measured: len(found), Unit: unit, Pass: len(found) == 0, Findings: found}
+	if !c.Pass {
+		c.Message = message
+	}
+	return c
+}
+
+// CheckSurface runs every check of the tools/list footprint and the
+// instructions, in report order.
+func CheckSurface(st *SurfaceText, fp *Footprint, l *Limits) []Check {
+	checks := []Check{checkMembership(st.Tools)}
+
+	total := atMost("tools_list.bytes", "bytes", fp.Bytes, l.ToolsList.MaxBytes, "tools/list tools array")
+	if !total.Pass {
+		total.Message += "; largest tools: " + largest(fp.Tools, 3)
+	}
+	checks = append(checks, total)
+
+	for _, t := range fp.Tools {
+		if limit, ok := l.ToolsList.ToolMaxBytes[t.Name]; ok {
+			c := atMost("tool."+t.Name+".bytes", "bytes", t.Bytes, limit, "tool "+t.Name)
+			if !c.Pass {
+				c.Message += fmt.Sprintf(" (description %d, input schema %d, output schema %d)", t.DescriptionBytes, t.InputSchemaBytes, t.OutputSchemaBytes)
+			}
+			checks = append(checks, c)
+		}
+	}
+	for _, t := range fp.Tools {
+		c := atMost("tool."+t.Name+".description", "bytes", t.DescriptionBytes, l.ToolsList.DescriptionMaxBytes, "description of "+t.Name)
+		if !c.Pass {
+			c.Message += "; cross-tool guidance belongs in the server instructions"
+		}
+		checks = append(checks, c)
+	}
+
+	checks = append(checks, checkInstructions(st.Instructions, fp.Instructions, l.Instructions)...)
+	checks = append(checks,
+		checkOwnerGuidance(st),
+		checkRepeatedProse(st.Tools, l.Prose.MinChars),
+		checkPortability(st.Tools),
+	)
+	return checks
+}
+
+// forbiddenTool says why a tool name can never join the read surface, or ""
+// when nothing is known against it beyond not being one of the six.
+func forbiddenTool(name string) string {
+	n := strings.ToLower(name)
+	words := strings.FieldsFunc(n, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') })
+	has := func(ws ...string) bool {
+		return slices.ContainsFunc(words, func(w string) bool { return slices.Contains(ws, w) })
+	}
+	switch {
+	case n == "list_streams":
+		return "stream listing is schema's job"
+	case n == "fetch_blob":
+		return "blobs are reached through fetch_url, never as a tool"
+	case has("event", "events", "subscription", "subscriptions", "subscribe", "webhook", "webhooks"):
+		return "event delivery is REST and operator surface, not MCP"
+	case has("debug", "test", "dev", "developer"):
+		return "developer tools never ship on the read surface"
+	}
+	return ""
+}
+
+func checkMembership(tools []*mcp.Tool) Check {
+	var got []string
+	for _, t := range tools {
+		got = append(got, t.Name)
+	}
+	var missing, extra, why []string
+	for _, name := range Surface {
+		if !slices.Contains(got, name) {
+			missing = append(missing, name)
+		}
+	}
+	seen := map[string]bool{}
+	for _, name := range got {
+		switch {
+		case seen[name]:
+			extra = append(extra, name+" (listed twice)")
+		case !slices.Contains(Surface, name):
+			extra = append(extra, name)
+			if reason := forbiddenTool(name); reason != "" {
+				why = append(why, name+": "+reason)
+			}
+		}
+		seen[name] = true
+	}
+	c := Check{Name: "tools.membership", Kind: Exact, Measured: len(got), Limit: len(Surface), Unit: "tools",
+		Pass: len(missing) == 0 && len(extra) == 0}
+	if !c.Pass {
+		var parts []string
+		if len(extra) > 0 {
+			parts = append(parts, "unexpected "+strings.Join(extra, ", "))
+		}
+		if len(missing) > 0 {
+			parts = append(parts, "missing "+strings.Join(missing, ", "))
+		}
+		c.Message = "tools/list must hold exactly " + strings.Join(Surface, ", ") + "; " + strings.Join(parts, "; ")
+		if len(why) > 0 {
+			c.Message += " (" + strings.Join(why, "; ") + ")"
+		}
+		c.Findings = append(extra, missing...)
+	}
+	return c
+}
+
+func largest(tools []ToolFootprint, n int) string {
+	s := slices.Clone(tools)
+	slices.SortStableFunc(s, func(a, b ToolFootprint) int { return b.Bytes - a.Bytes })
+	var parts []string
+	for _, t := range s[:min(n, len(s))] {
+		parts = append(parts, fmt.Sprintf("%s %s", t.Name, thousands(t.Bytes)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// thousands formats n with comma separators.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
