@@ -30,8 +30,10 @@ type Check struct {
 	Unit     string `json:"unit"`
 	Pass     bool   `json:"pass"`
 	// Message says why the check failed and what to change; empty on a pass.
+	// For a Findings check it is a summary and Findings says what was found.
 	Message string `json:"message,omitempty"`
-	// Findings are the individual problems of a Findings check, complete.
+	// Findings are the individual problems, complete: one per tool, phrase
+	// or schema construct.
 	Findings []string `json:"findings,omitempty"`
 }
 

@@ -21,7 +21,7 @@ func TestSurfaceChecks(t *testing.T) {
 		name    string
 		bend    func(s *synthetic, l *budget.Limits)
 		fail    []string
-		message string // a substring of the first failed check's message
+		message string // in the first failed check's message and findings
 	}{
 		{name: "healthy", bend: func(*synthetic, *budget.Limits) {}},
 		{
@@ -192,7 +192,7 @@ func TestSurfaceChecks(t *testing.T) {
 					"Start with schema, pass connection_id, filter is a typed object, page with cursor."
 			},
 			fail:    []string{"instructions.head"},
-			message: "the first 512 characters of the instructions must stand alone and do not mention: schema-first discovery (schema); connection_id; typed filters (filter with typed or object); paging or narrowing (cursor, page, limit, narrow or fields)",
+			message: "the first 512 characters of the instructions must stand alone; they do not mention: schema-first discovery (schema); connection_id; typed filters (filter with typed or object); paging or narrowing (cursor, page, limit, narrow or fields)",
 		},
 		{
 			name: "instructions over budget",
@@ -226,8 +226,9 @@ func TestSurfaceChecks(t *testing.T) {
 			if tt.message == "" {
 				return
 			}
-			if c := find(t, checks, tt.fail[0]); !strings.Contains(c.Message, tt.message) {
-				t.Errorf("%s message\n%s\ndoes not contain\n%s", c.Name, c.Message, tt.message)
+			c := find(t, checks, tt.fail[0])
+			if got := c.Message + ": " + strings.Join(c.Findings, "; "); !strings.Contains(got, tt.message) {
+				t.Errorf("%s explanation\n%s\ndoes not contain\n%s", c.Name, got, tt.message)
 			}
 		})
 	}

@@ -36,10 +36,10 @@ var headTopics = []headTopic{
 func checkInstructions(text string, size TextSize, l InstructionsLimits) []Check {
 	var absent []string
 	if strings.TrimSpace(text) == "" {
-		absent = []string{"no instructions"}
+		absent = []string{"the initialize result has no instructions"}
 	}
 	present := findings("instructions.present", "findings", absent,
-		"the server sends no instructions; cross-tool guidance (schema first, connection_id, typed filters, paging) has nowhere else to live")
+		"cross-tool guidance (schema first, connection_id, typed filters, paging) has nowhere else to live")
 
 	head := text
 	if r := []rune(text); len(r) > l.HeadChars {
@@ -53,7 +53,7 @@ func checkInstructions(text string, size TextSize, l InstructionsLimits) []Check
 		}
 	}
 	headCheck := findings("instructions.head", "findings", missing,
-		fmt.Sprintf("the first %d characters of the instructions must stand alone and do not mention: %s", l.HeadChars, strings.Join(missing, "; ")))
+		fmt.Sprintf("the first %d characters of the instructions must stand alone; they do not mention", l.HeadChars))
 
 	return []Check{
 		present,
@@ -84,7 +84,7 @@ func checkOwnerGuidance(st *SurfaceText) Check {
 		}
 	}
 	return findings("surface.owner_guidance", "findings", found,
-		"owner or control-plane credential guidance found on the read surface (it only ever uses the grant-scoped token): "+strings.Join(found, "; "))
+		"owner or control-plane credential guidance on the read surface, which only ever uses the grant-scoped token")
 }
 
 // excerpt returns text[start:end] with up to n bytes either side, cut at

@@ -128,8 +128,7 @@ func checkRepeatedProse(tools []*mcp.Tool, minChars int) Check {
 		}
 	}
 	return findings("prose.repeated", "findings", found,
-		fmt.Sprintf("cross-tool guidance of %d+ characters is repeated across tools; say it once in the server instructions and keep each tool's text short: %s",
-			minChars, strings.Join(found, "; ")))
+		fmt.Sprintf("cross-tool guidance of %d+ characters is repeated across tools; say it once in the server instructions and keep each tool's text short", minChars))
 }
 
 // wordRune reports whether r continues a word (identifiers included).

@@ -174,6 +174,11 @@ func WriteText(w io.Writer, r *Report, c Color) error {
 	failed := r.Failed()
 	for _, ch := range failed {
 		fmt.Fprintf(&b, "%s %s: %s\n", s.bad.Render("FAIL"), clean(ch.Name), clean(ch.Message))
+		if ch.Kind == Findings {
+			for _, f := range ch.Findings {
+				fmt.Fprintf(&b, "    - %s\n", clean(f))
+			}
+		}
 	}
 	verdict := s.ok.Render(fmt.Sprintf("all %d checks passed", len(r.Checks)))
 	if len(failed) > 0 {
@@ -193,7 +198,13 @@ func WriteGitHub(w io.Writer, r *Report) error {
 	}
 	var b strings.Builder
 	for _, ch := range r.Failed() {
-		fmt.Fprintf(&b, "::error title=%s::%s\n", ghProperty("budget: "+clean(ch.Name)), ghData(clean(ch.Message)))
+		msg := clean(ch.Message)
+		if ch.Kind == Findings {
+			for _, f := range ch.Findings {
+				msg += "\n- " + clean(f)
+			}
+		}
+		fmt.Fprintf(&b, "::error title=%s::%s\n", ghProperty("budget: "+clean(ch.Name)), ghData(msg))
 	}
 	status := "within budget"
 	if !r.Pass {

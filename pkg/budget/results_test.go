@@ -129,7 +129,11 @@ func TestCheckResults(t *testing.T) {
 	}
 	var got []row
 	for _, c := range budget.CheckResults(calls, l, false) {
-		got = append(got, row{c.Name, c.Pass, c.Message})
+		msg := c.Message
+		if len(c.Findings) > 0 {
+			msg += ": " + strings.Join(c.Findings, "; ")
+		}
+		got = append(got, row{c.Name, c.Pass, msg})
 	}
 	want := []row{
 		{"result[1].search.text_bytes", true, ""},
@@ -137,8 +141,8 @@ func TestCheckResults(t *testing.T) {
 		{"result[2].search.text_bytes", false, "scenario line 4 (search) content[] text: 1,900 bytes, 100 over the budget of 1,800"},
 		{"result[2].search.structured_bytes", true, ""},
 		{"result[3].aggregate.text_chars", false, "scenario line 5 (aggregate) content[] text: 401 chars, 1 over the budget of 400"},
-		{"result[4].fetch.call", false, "scenario line 6 (fetch): no result: $first_fetch_id is not set"},
-		{"result[5].schema.call", false, "scenario line 7 (schema) returned an error result: invalid_arguments: stream is not granted"},
+		{"result[4].fetch.call", false, "scenario line 6 (fetch) produced no result: $first_fetch_id is not set"},
+		{"result[5].schema.call", false, "scenario line 7 (schema) returned an error result (--allow-errors measures it without failing): invalid_arguments: stream is not granted"},
 		{"result[5].schema.text_bytes", true, ""},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

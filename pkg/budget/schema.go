@@ -177,7 +177,7 @@ func checkPortability(tools []*mcp.Tool) Check {
 		found = append(found, portability(t)...)
 	}
 	return findings("schema.portability", "findings", found,
-		fmt.Sprintf("%d schema construct(s) strict clients reject: %s", len(found), strings.Join(found, "; ")))
+		fmt.Sprintf("%d schema construct(s) that strict clients reject or misread", len(found)))
 }
 
 // compactJSON shows a decoded JSON value in findings; a missing one is
