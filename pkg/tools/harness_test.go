@@ -243,6 +243,12 @@ func (h *harness) rawData(t testing.TB) string {
 	return d.Raw
 }
 
+// rawResults returns structuredContent.results of the last result.
+func (h *harness) rawResults(t testing.TB) []gjson.Result {
+	t.Helper()
+	return gjson.Get(h.wire.last(), "result.structuredContent.results").Array()
+}
+
 // sameJSON reports whether a and b hold the same JSON tokens in the same
 // order: equal values with equal key order, whatever the whitespace or
 // string escaping.

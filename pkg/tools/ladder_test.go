@@ -1,0 +1,116 @@
+package tools_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// reads collects every ready-to-send call a result offers: its content
+// ladder's field, JSON and hit reads, and fetch's continuations.
+func reads(sc gjson.Result) []gjson.Result {
+	var out []gjson.Result
+	ladders := []gjson.Result{sc.Get("content_ladder"), sc.Get("metadata.content_ladder")}
+	for _, l := range ladders {
+		entries := l.Get("records").Array()
+		if l.Get("kind").Str == "record" {
+			entries = []gjson.Result{l}
+		}
+		for _, e := range entries {
+			for _, k := range []string{"field_windows", "json_fields"} {
+				e.Get(k).ForEach(func(_, f gjson.Result) bool {
+					out = append(out, f.Get("read"))
+					return true
+				})
+			}
+		}
+	}
+	for _, k := range []string{"metadata.next", "metadata.more_fields", "next", "previous"} {
+		if r := sc.Get(k); r.Exists() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Every read a result offers is accepted by the tool it names, against the
+// RS: followed one by one, none is refused. Reads of fetch answers reached
+// this way are followed too.
+func TestLaddersAreFollowable(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		demo  bool
+		calls []map[string]any
+	}{
+		{"gmail", false, []map[string]any{
+			{"tool": "query_records", "stream": "messages", "limit": 5},
+			{"tool": "query_records", "stream": "message_bodies", "limit": 5},
+			{"tool": "query_records", "stream": "attachments", "connection_id": "cin_gmail_personal"},
+			{"tool": "query_records", "stream": "threads", "limit": 3},
+			{"tool": "query_records", "stream": "labels", "connection_id": "cin_gmail_work", "limit": 3},
+			{"tool": "search", "q": "Lisbon"},
+			{"tool": "search", "q": "flight itinerary", "mode": "semantic"},
+			{"tool": "search", "q": "invoice", "mode": "hybrid"},
+			{"tool": "fetch", "id": "cin_gmail_personal/attachments:p_msg_002_att_1"},
+		}},
+		{"demo", true, []map[string]any{
+			{"tool": "query_records", "stream": "mail_messages", "limit": 3},
+			{"tool": "query_records", "stream": "mail_bodies", "limit": 3},
+			{"tool": "query_records", "stream": "mail_attachments", "limit": 3},
+			{"tool": "query_records", "stream": "chat_messages", "limit": 3},
+			{"tool": "query_records", "stream": "transactions", "limit": 3},
+			{"tool": "query_records", "stream": "calendar_events", "limit": 3},
+			{"tool": "search", "q": "launch", "limit": 10},
+			{"tool": "search", "q": "marigold contingency"},
+			{"tool": "fetch", "id": "cin_3a769b3e43e3792e0a811ceb/mail_bodies:177aa15315e811e9_body"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOptions{demo: tc.demo})
+			followed, fetched := 0, map[string]bool{}
+			var follow func(sc gjson.Result, depth int)
+			follow = func(sc gjson.Result, depth int) {
+				for _, r := range reads(sc) {
+					tool := r.Get("tool").Str
+					var args map[string]any
+					if err := json.Unmarshal([]byte(r.Get("args").Raw), &args); err != nil || tool == "" {
+						t.Fatalf("malformed read %s", r.Raw)
+					}
+					if tool == "fetch" && fetched[r.Get("args").Raw] {
+						continue
+					}
+					res := h.call(t, tool, args)
+					followed++
+					if res.IsError {
+						t.Errorf("%s %s refused:\n%s", tool, r.Get("args").Raw, text(res))
+						continue
+					}
+					// A fetch offers reads of its own; follow them once.
+					if tool == "fetch" && depth < 2 {
+						fetched[r.Get("args").Raw] = true
+						follow(gjson.Get(h.wire.last(), "result.structuredContent"), depth+1)
+					}
+				}
+			}
+			for _, c := range tc.calls {
+				args := map[string]any{}
+				for k, v := range c {
+					if k != "tool" {
+						args[k] = v
+					}
+				}
+				res := h.call(t, c["tool"].(string), args)
+				if res.IsError {
+					t.Fatalf("%v: %s", c, text(res))
+				}
+				sc := gjson.Get(h.wire.last(), "result.structuredContent")
+				if len(reads(sc)) == 0 {
+					t.Errorf("%v offers no reads", c)
+				}
+				follow(sc, 0)
+			}
+			t.Logf("followed %d reads", followed)
+		})
+	}
+}
