@@ -16,5 +16,6 @@ Flags in schema(stream): t=type, eq=exact filter, r=range operators, lex/sem=sea
 To count, total or group records, call aggregate rather than paging through query_records.
 Paging: pass next_cursor unchanged as cursor with the same sort. has_more=true without next_cursor means the page merged several connections; repeat per connection_id. For incremental sync start with changes_since=beginning, page with cursor alone, and keep the last next_changes_since.
 Persist connection_id, not grant_id: connection_id stays stable when the user reconnects.
+Search result ids are self-contained handles: pass one unchanged to fetch for projected records, or to read_record_field for bounded field windows. Where text is cut, the answer names the read that continues it (fetch metadata.next, next read_record_field args, content_ladder); resource URIs are optional, every resource has a tool equivalent.
 content[] text is a bounded summary carrying every paging handle (next_cursor, next_changes_since, count); structuredContent.data holds the resource server's answer unchanged.
 Errors name the code, HTTP status, request_id and a next step; follow the next step instead of retrying the same call.`

@@ -54,6 +54,10 @@ type Options struct {
 	// across servers (hosted mode builds a server per request); nil gives
 	// this server its own.
 	Capabilities *tools.CapabilityCache
+	// FetchTextChars bounds the text of a fetch document in characters;
+	// 0 means tools.DefaultFetchTextChars (16,384). Longer text is cut and
+	// its continuation named in the document's metadata.
+	FetchTextChars int
 }
 
 // New returns an MCP server with the PDPP tools registered. It performs no
@@ -83,9 +87,9 @@ func New(o Options) *mcp.Server {
 	}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       slog.New(sdkHandler{logger.Handler()}),
-		// Explicit: tools and resources (templates arrive with the record
-		// tools); no logging, no prompts, and no listChanged because the
-		// lists never change while the process runs.
+		// Explicit: tools and resource templates; no logging, no prompts,
+		// and no listChanged because the lists never change while the
+		// process runs.
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{},
 			Resources: &mcp.ResourceCapabilities{},
@@ -93,10 +97,11 @@ func New(o Options) *mcp.Server {
 		SetCacheable: setCacheable,
 	})
 	tools.Register(s, &tools.Env{
-		RS:           o.RS,
-		ProviderURL:  o.ProviderURL,
-		Logger:       logger,
-		Capabilities: o.Capabilities,
+		RS:             o.RS,
+		ProviderURL:    o.ProviderURL,
+		Logger:         logger,
+		Capabilities:   o.Capabilities,
+		FetchTextChars: o.FetchTextChars,
 	})
 	return s
 }

@@ -105,10 +105,19 @@ func TestInstructions(t *testing.T) {
 	if len(instructions) > 2048 {
 		t.Errorf("instructions are %d chars", len(instructions))
 	}
+	// How search ids continue, and that resources are never the only path.
+	for _, want := range []string{"pass one unchanged to fetch for projected records", "to read_record_field for bounded field windows",
+		"resource URIs are optional"} {
+		if !strings.Contains(instructions, want) {
+			t.Errorf("instructions lack %q", want)
+		}
+	}
+	if strings.Contains(instructions, "read the returned `pdpp://record/...`") {
+		t.Error("instructions send models to resource URIs")
+	}
 }
 
-// tools/list as a client receives it must fit the six-tool budget with room
-// for the three record tools still to come.
+// tools/list as a client receives it, all six tools, must fit the budget.
 func TestToolsListSize(t *testing.T) {
 	s, _ := newTestServer(t)
 	res, err := connect(t, s, nil).ListTools(context.Background(), nil)
@@ -188,5 +197,43 @@ func BenchmarkNew(b *testing.B) {
 	caps := tools.NewCapabilityCache()
 	for b.Loop() {
 		_ = New(Options{ProviderURL: "https://pdpp.example.com", Capabilities: caps})
+	}
+}
+
+// Options.FetchTextChars bounds fetch's text, and the resource templates are
+// served.
+func TestFetchTextCharsAndTemplates(t *testing.T) {
+	srv := pdpptest.New(t, pdpptest.Options{})
+	client, err := rs.New(rs.Options{BaseURL: srv.URL(), Token: func() string { return srv.Token(pdpptest.TokenClient) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.CloseIdleConnections)
+	cs := connect(t, New(Options{RS: client, ProviderURL: srv.URL(), FetchTextChars: 50}), nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{"id": "cin_gmail_personal/messages:p_msg_003"}})
+	if err != nil || res.IsError {
+		t.Fatalf("fetch: %v %v", err, res)
+	}
+	var doc struct {
+		Text     string
+		Metadata struct {
+			TextTruncated bool `json:"text_truncated"`
+		}
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if n := len([]rune(doc.Text)); n != 50 || !doc.Metadata.TextTruncated {
+		t.Errorf("text of %d characters, truncated %v", n, doc.Metadata.TextTruncated)
+	}
+	var templates []string
+	for rt, err := range cs.ResourceTemplates(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		templates = append(templates, rt.URITemplate)
+	}
+	if len(templates) != 3 {
+		t.Errorf("resource templates %v", templates)
 	}
 }
