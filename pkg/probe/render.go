@@ -1,0 +1,330 @@
+package probe
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// Color is the --color setting.
+type Color string
+
+// Color settings.
+const (
+	ColorAuto   Color = "auto"   // colour when the writer is a terminal and NO_COLOR is unset
+	ColorAlways Color = "always" // colour even into a pipe, NO_COLOR notwithstanding
+	ColorNever  Color = "never"
+)
+
+// ParseColor reads a --color value.
+func ParseColor(s string) (Color, error) {
+	switch c := Color(strings.ToLower(strings.TrimSpace(s))); c {
+	case ColorAuto, ColorAlways, ColorNever:
+		return c, nil
+	}
+	return "", fmt.Errorf("--color must be auto, always or never, got %q", s)
+}
+
+// PrinterOptions configures a Printer.
+type PrinterOptions struct {
+	Color Color
+	// Structured adds structuredContent, indented, to each panel.
+	Structured bool
+	// Normalize prints volatile values as transcripts do and leaves latency
+	// out, so the output of two runs can be diffed.
+	Normalize bool
+	// Redact lists strings never to print (a bearer token a hostile server
+	// might echo); each is replaced by [redacted].
+	Redact []string
+}
+
+// Printer writes one panel per call: a header with the call and its
+// arguments, the model-visible text verbatim behind a gutter, and a footer
+// with sizes, latency and the outcome. Server text is sanitised (see
+// Sanitize) and every line of it sits behind the gutter, so it can neither
+// drive the terminal nor pass for the probe's own lines.
+//
+// Without colour (not a terminal, NO_COLOR, --color never) the output is
+// plain text that does not depend on the terminal: no escape sequences, no
+// width-dependent wrapping.
+type Printer struct {
+	w    io.Writer
+	o    PrinterOptions
+	n    *Normalizer
+	rule lipgloss.Style
+	name lipgloss.Style
+	dim  lipgloss.Style
+	ok   lipgloss.Style
+	bad  lipgloss.Style
+	vars lipgloss.Style
+}
+
+// ruleWidth is the width of the panel's rules; fixed, so output does not
+// change with the terminal.
+const ruleWidth = 72
+
+// NewPrinter returns a Printer writing to w.
+func NewPrinter(w io.Writer, o PrinterOptions) *Printer {
+	r := lipgloss.NewRenderer(w) // colour profile from w: TTY, NO_COLOR, CLICOLOR, CI
+	switch o.Color {
+	case ColorNever:
+		r.SetColorProfile(termenv.Ascii)
+	case ColorAlways:
+		r.SetColorProfile(termenv.ANSI256)
+	}
+	p := &Printer{
+		w:    w,
+		o:    o,
+		rule: r.NewStyle().Foreground(lipgloss.Color("8")),
+		name: r.NewStyle().Bold(true),
+		dim:  r.NewStyle().Faint(true),
+		ok:   r.NewStyle().Foreground(lipgloss.Color("2")),
+		bad:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),
+		vars: r.NewStyle().Foreground(lipgloss.Color("6")),
+	}
+	if o.Normalize {
+		p.n = NewNormalizer()
+	}
+	return p
+}
+
+// norm applies --normalize.
+func (p *Printer) norm(s string) string {
+	if p.n == nil {
+		return s
+	}
+	return p.n.String(s)
+}
+
+// untrusted makes server text printable: normalised if asked, secrets
+// redacted, control characters replaced.
+func (p *Printer) untrusted(s string) (string, int) {
+	return Sanitize(redact(p.norm(s), p.o.Redact))
+}
+
+func redact(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
+}
+
+// Print writes the panel of r.
+func (p *Printer) Print(r *Result) error {
+	var b strings.Builder
+	gutter := p.rule.Render("│") + " "
+
+	title, _ := p.untrusted(r.Call.Name())
+	head := fmt.Sprintf("╭─ %d %s ", r.N, title)
+	b.WriteString(p.rule.Render("╭─ ") + p.dim.Render(fmt.Sprint(r.N)) + " " + p.name.Render(title) + " " +
+		p.rule.Render(strings.Repeat("─", max(3, ruleWidth-runeLen(head)))) + "\n")
+	for _, c := range r.Call.Comment {
+		text, _ := Sanitize(c)
+		b.WriteString(strings.TrimRight(gutter+p.dim.Render("# "+text), " ") + "\n")
+	}
+
+	switch {
+	case r.Call.Kind == KindTool:
+		args, _ := p.untrusted(string(r.Args))
+		if r.Args == nil { // a variable was missing: show the call as written
+			args, _ = p.untrusted(r.Call.Args)
+		}
+		b.WriteString(gutter + p.dim.Render("arguments ") + args + "\n")
+	case r.Call.Kind == KindReadResource:
+		uri, _ := p.untrusted(r.URI)
+		if uri == "" {
+			uri, _ = p.untrusted(r.Call.URI)
+		}
+		b.WriteString(gutter + p.dim.Render("uri ") + uri + "\n")
+	}
+	for _, u := range r.Uses {
+		v, _ := p.untrusted(string(u.Value))
+		b.WriteString(gutter + p.vars.Render(fmt.Sprintf("$%s", u.Name)) + p.dim.Render(fmt.Sprintf(" from call %d (%s) = ", u.From, u.FromName)) + v + "\n")
+	}
+
+	if r.Err != nil {
+		msg, _ := p.untrusted(oneLine(r.Err.Error()))
+		b.WriteString(p.rule.Render("╰─ ") + p.bad.Render("failed:") + " " + msg + "\n")
+		_, err := io.WriteString(p.w, b.String())
+		return err
+	}
+
+	replaced := 0
+	if len(r.Blocks) == 0 {
+		b.WriteString(p.rule.Render("├─ ") + p.dim.Render("content[] is empty") + "\n")
+	}
+	for _, bl := range r.Blocks {
+		label, _ := p.untrusted(bl.Label)
+		if bl.Text == "" && bl.Note != "" {
+			note, _ := p.untrusted(bl.Note)
+			b.WriteString(p.rule.Render("├─ ") + p.dim.Render(label+": "+note) + "\n")
+			continue
+		}
+		b.WriteString(p.rule.Render("├─ ") + p.dim.Render(label) + "\n")
+		text, k := p.untrusted(bl.Text)
+		replaced += k
+		for _, line := range strings.Split(text, "\n") {
+			b.WriteString(strings.TrimRight(gutter+line, " ") + "\n")
+		}
+	}
+	if p.o.Structured && len(r.Structured) > 0 {
+		b.WriteString(p.rule.Render("├─ ") + p.dim.Render("structuredContent") + "\n")
+		text, k := p.untrusted(prettyJSON(r.Structured))
+		replaced += k
+		for _, line := range strings.Split(text, "\n") {
+			b.WriteString(gutter + line + "\n")
+		}
+	}
+
+	footer := []string{
+		fmt.Sprintf("%d bytes", r.Size.Bytes),
+		fmt.Sprintf("%d chars", r.Size.Chars),
+		fmt.Sprintf("~%d tokens (%s)", r.Size.Tokens, TokenRule),
+	}
+	if p.n == nil {
+		footer = append(footer, formatLatency(r.Latency))
+	}
+	if replaced > 0 {
+		footer = append(footer, fmt.Sprintf("%d control characters replaced by visible stand-ins", replaced))
+	}
+	status := p.ok.Render("ok")
+	switch {
+	case r.IsError && r.Call.ExpectError:
+		status = p.ok.Render("isError (expected)")
+	case r.IsError:
+		status = p.bad.Render("isError")
+	case r.Call.ExpectError:
+		status = p.bad.Render("ok, but the script expected isError")
+	}
+	b.WriteString(p.rule.Render("╰─ ") + p.dim.Render(strings.Join(footer, " · ")+" · ") + status + "\n")
+	_, err := io.WriteString(p.w, b.String())
+	return err
+}
+
+// Note writes a line of the probe's own (a golden check verdict, a
+// summary), with server text in it sanitised.
+func (p *Printer) Note(s string) error {
+	clean, _ := p.untrusted(s)
+	_, err := io.WriteString(p.w, p.dim.Render(clean)+"\n")
+	return err
+}
+
+// Diff writes a golden mismatch: its reason and the unified diff.
+func (p *Printer) Diff(m *Mismatch) error {
+	var b strings.Builder
+	reason, _ := Sanitize(m.Reason)
+	b.WriteString(p.bad.Render(fmt.Sprintf("golden mismatch, call %d:", m.N)) + " " + reason + "\n")
+	if m.Diff != "" {
+		text, _ := Sanitize(redact(m.Diff, p.o.Redact))
+		for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+			switch {
+			case strings.HasPrefix(line, "+"):
+				line = p.ok.Render(line)
+			case strings.HasPrefix(line, "-"):
+				line = p.bad.Render(line)
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+	_, err := io.WriteString(p.w, b.String())
+	return err
+}
+
+func runeLen(s string) int { return len([]rune(s)) }
+
+// formatLatency keeps two significant digits or whole milliseconds.
+func formatLatency(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < 10*time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// JSONWriter writes one JSON object per call, one per line.
+type JSONWriter struct {
+	w      io.Writer
+	n      *Normalizer
+	redact []string
+}
+
+// NewJSONWriter returns a JSONWriter; normalize applies the transcript
+// normalisation (and leaves latency out).
+func NewJSONWriter(w io.Writer, normalize bool, redact []string) *JSONWriter {
+	j := &JSONWriter{w: w, redact: redact}
+	if normalize {
+		j.n = NewNormalizer()
+	}
+	return j
+}
+
+// callJSON is the --json object of one call.
+type callJSON struct {
+	Call   int    `json:"call"`
+	Source string `json:"source"`
+	Script string `json:"script"`
+	Method string `json:"method"`
+	Tool   string `json:"tool,omitempty"`
+	// Arguments or URI are what was sent.
+	Arguments     json.RawMessage `json:"arguments,omitempty"`
+	URI           string          `json:"uri,omitempty"`
+	Vars          []Use           `json:"vars,omitempty"`
+	ExpectError   bool            `json:"expect_error,omitempty"`
+	IsError       bool            `json:"is_error"`
+	Size          *Size           `json:"size,omitempty"`
+	TokenRule     string          `json:"tokens_approx_rule,omitempty"`
+	LatencyMS     *float64        `json:"latency_ms,omitempty"`
+	Result        json.RawMessage `json:"result,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	MissingHandle string          `json:"missing_variable,omitempty"`
+}
+
+// Write writes the object of r.
+func (j *JSONWriter) Write(r *Result) error {
+	c := callJSON{
+		Call: r.N, Source: r.Call.Source, Script: r.Call.Text, Tool: r.Call.Tool,
+		Arguments: r.Args, URI: r.URI, Vars: r.Uses, ExpectError: r.Call.ExpectError,
+		IsError: r.IsError, Result: r.Raw,
+	}
+	switch r.Call.Kind {
+	case KindTool:
+		c.Method = methodCallTool
+	default:
+		c.Method = r.Call.Name()
+	}
+	if r.Err != nil {
+		c.Error = oneLine(r.Err.Error())
+		if ve, ok := r.Err.(*VarError); ok {
+			c.MissingHandle = "$" + ve.Name
+		}
+	} else {
+		size := r.Size
+		c.Size, c.TokenRule = &size, TokenRule
+	}
+	if j.n == nil && r.Err == nil {
+		ms := float64(r.Latency.Microseconds()) / 1000
+		c.LatencyMS = &ms
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
+		return fmt.Errorf("encode call %d: %w", r.N, err)
+	}
+	out := b.String()
+	if j.n != nil {
+		out = j.n.String(out)
+	}
+	_, err := j.w.Write(escapeJSONControls([]byte(redact(out, j.redact))))
+	return err
+}
