@@ -1,0 +1,26 @@
+// Command pdpp-mcp-budget measures what the pdpp-mcp server costs an agent's
+// context window and fails when it is over budget.
+//
+// It builds the same server the pdpp-mcp binary serves, reads tools/list and
+// the instructions through an in-memory go-sdk client session, runs a
+// scenario of tool calls against the demo resource server (or a real one
+// with --provider-url), and checks every size against budget.json. CI runs it
+// on every change, so a change that widens the surface fails.
+//
+// Exit codes: 0 within budget, 3 over budget or a failed check, 2 usage
+// (flags, budget file, scenario file), 1 any other error.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v2"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget/o200k"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
+)
+
+const (
+	cmdName = "pdpp-mcp-budget"
+
+	exitOK         = 0
+	exitError      = 1
+	exitUsage      = 2
+	exitOverBudget = 3
+)
+
+// exitErr is a failure whose message is the one line printed on stderr.
+type exitErr struct {
+	code int
+	msg  string
+}
+
+func (e *exitErr) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &exitErr{code: exitUsage, msg: fmt.Sprintf(format, args...) + " (see " + cmdName + " --help)"}
+}
+
+// errOverBudget ends a run whose report has failed checks; the report
+// already says which, so nothing more is printed.
+var errOverBudget = &exitErr{code: exitOverBudget}
+
+// newServer builds the server to measure. It is server.New, the constructor
+// the pdpp-mcp binary uses; tests pass a synthetic server instead.
+type newServer func(server.Options) *mcp.Server
+
+// run is the whole command; it never calls os.Exit.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runWith(ctx, args, stdout, stderr, server.New)
+}
+
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, build newServer) int {
+	err := newApp(stdout, stderr, build).RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	code := exitUsage // errors the action did not classify come from flag parsing
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(stderr, "%s: %s\n", cmdName, strings.Join(strings.Fields(msg), " "))
+	}
+	return code
+}
+
+const description = `pdpp-mcp-budget measures what the pdpp-mcp server costs an agent's context
+window and checks it against a budget file (budget.json; docs/budget.md).
+
+It builds the server the pdpp-mcp binary serves and reads it as a client
+does, through the MCP Go SDK over an in-memory session:
+  - tools/list: bytes and tokens of the compact tools array, and per tool of
+    its description, input schema and output schema; the instructions;
+  - results: a scenario of tool calls (built in, or --scenario FILE with one
+    "TOOL {json}" call per line, as pdpp-mcp-probe scripts) run against the
+    demo resource server or --provider-url, measuring each call's content[]
+    text and structuredContent.
+
+Checks: exact tool membership, byte budgets (tools array, each tool, each
+description, instructions), a self-contained instructions head, no owner or
+control-plane token guidance, no cross-tool prose repeated across tools, schema
+portability for strict clients, and result sizes per tool. Tokens are counted
+with the o200k_base encoding; bytes are what is budgeted.
+
+Exit codes: 0 within budget, 3 over budget or a failed check, 2 usage (flags,
+budget file, scenario file), 1 any other error.`
+
+func newApp(stdout, stderr io.Writer, build newServer) *cli.App {
+	return &cli.App{
+		Name:            cmdName,
+		Usage:           "check the pdpp-mcp tools/list footprint and result sizes against a budget",
+		UsageText:       cmdName + " [--budget FILE] [--limit KEY=N]... [--scenario FILE | --no-results] [--format table|json|github]",
+		Description:     description,
+		Version:         server.Version(),
+		HideHelpCommand: true,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "budget", Value: "budget.json", EnvVars: []string{"PDPP_MCP_BUDGET"},
+				Usage: "budget `FILE` holding every limit"},
+			&cli.StringSliceFlag{Name: "limit",
+				Usage: "override one limit of the budget file by its dotted `KEY=N`, e.g. tools_list.max_bytes=16384 or results.search.text_max_bytes=1800 (repeatable)"},
+			&cli.IntFlag{Name: "max-bytes", DefaultText: "the budget file's",
+				Usage: "shorthand for --limit tools_list.max_bytes=`N`"},
+			&cli.StringFlag{Name: "scenario",
+				Usage: "scenario `FILE`: one call per line (TOOL {json}, resources/read URI, tools/list); default: the built-in demo scenario"},
+			&cli.BoolFlag{Name: "no-results",
+				Usage: "measure tools/list and the instructions only: no scenario, no resource server"},
+			&cli.BoolFlag{Name: "print-scenario",
+				Usage: "print the built-in scenario and exit"},
+			&cli.StringFlag{Name: "provider-url", EnvVars: []string{"PDPP_PROVIDER_URL"},
+				Usage: "run the scenario against this resource server `URL` with the credential pdpp connect cached (needs --scenario)"},
+			&cli.StringFlag{Name: "cache-root", EnvVars: []string{"PDPP_CACHE_ROOT"},
+				Usage: "credential cache `DIR` for --provider-url (default: ./.pdpp if it exists, else $HOME/.pdpp)"},
+			&cli.BoolFlag{Name: "allow-errors",
+				Usage: "measure error results without failing their calls"},
+			&cli.StringFlag{Name: "format", Value: "table",
+				Usage: "output `FORMAT`: table, json, or github (the table plus workflow annotations)"},
+			&cli.BoolFlag{Name: "json", Usage: "shorthand for --format json"},
+			&cli.StringFlag{Name: "color", Value: "auto",
+				Usage: "`WHEN` to colour the table: auto (terminals, unless NO_COLOR is set), always or never"},
+			&cli.StringFlag{Name: "log-level", Value: "warn",
+				Usage: "stderr log `LEVEL`: debug, info, warn or error"},
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageErrorf("%s", err)
+		},
+		// Never os.Exit inside the library: run maps errors to exit codes.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Action: func(c *cli.Context) error {
+			err := action(c, stdout, stderr, build)
+			if err != nil && !errors.As(err, new(*exitErr)) {
+				err = &exitErr{code: exitError, msg: err.Error()}
+			}
+			return err
+		},
+	}
+}
+
+// options is what the flags resolved to.
+type options struct {
+	limits      *budget.Limits
+	scenario    *budget.Scenario // nil with --no-results
+	format      string
+	color       budget.Color
+	allowErrors bool
+	providerURL string
+	cacheRoot   string
+	log         *slog.Logger
+}
+
+func action(c *cli.Context, stdout, stderr io.Writer, build newServer) error {
+	if c.NArg() > 0 {
+		return usageErrorf("unexpected argument %q: %s takes flags only", c.Args().First(), cmdName)
+	}
+	if c.Bool("print-scenario") {
+		_, err := io.WriteString(stdout, builtinScenario)
+		return err
+	}
+	o, err := parseOptions(c, stderr)
+	if err != nil {
+		return err
+	}
+	report, err := measure(c.Context, o, build)
+	if err != nil {
+		return err
+	}
+	switch o.format {
+	case "json":
+		err = budget.WriteJSON(stdout, report)
+	case "github":
+		err = budget.WriteGitHub(stdout, report)
+	default:
+		err = budget.WriteText(stdout, report, o.color)
+	}
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if !report.Pass {
+		return errOverBudget
+	}
+	return nil
+}
+
+func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
+	o := &options{
+		format:      c.String("format"),
+		color:       budget.Color(c.String("color")),
+		allowErrors: c.Bool("allow-errors"),
+		providerURL: strings.TrimSpace(c.String("provider-url")),
+		cacheRoot:   c.String("cache-root"),
+	}
+	if c.Bool("json") {
+		if c.IsSet("format") && o.format != "json" {
+			return nil, usageErrorf("--json and --format %s disagree", o.format)
+		}
+		o.format = "json"
+	}
+	switch o.format {
+	case "table", "json", "github":
+	default:
+		return nil, usageErrorf("--format must be table, json or github, got %q", o.format)
+	}
+	switch o.color {
+	case budget.ColorAuto, budget.ColorAlways, budget.ColorNever:
+	default:
+		return nil, usageErrorf("--color must be auto, always or never, got %q", o.color)
+	}
+	level, err := parseLevel(c.String("log-level"))
+	if err != nil {
+		return nil, err
+	}
+	o.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	if o.limits, err = budget.LoadLimits(c.String("budget")); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	overrides := c.StringSlice("limit")
+	if c.IsSet("max-bytes") {
+		overrides = append(overrides, fmt.Sprintf("tools_list.max_bytes=%d", c.Int("max-bytes")))
+	}
+	for _, kv := range overrides {
+		key, n, err := budget.ParseOverride(kv)
+		if err == nil {
+			err = o.limits.Set(key, n)
+		}
+		if err != nil {
+			return nil, usageErrorf("--limit: %v", err)
+		}
+	}
+	if err := o.limits.Validate(); err != nil {
+		return nil, usageErrorf("limits after --limit: %v", err)
+	}
+
+	file := c.String("scenario")
+	switch {
+	case c.Bool("no-results") && file != "":
+		return nil, usageErrorf("--no-results runs no scenario; leave out --scenario")
+	case c.Bool("no-results"):
+	case o.providerURL != "" && file == "":
+		return nil, usageErrorf("the built-in scenario reads the demo dataset; with --provider-url pass --scenario FILE written for that grant")
+	case file == "":
+		o.scenario, err = budget.ParseScenario("built-in", []byte(builtinScenario))
+		if err != nil {
+			return nil, fmt.Errorf("built-in scenario: %w", err)
+		}
+	default:
+		src, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usageErrorf("scenario: %v", err)
+		}
+		if o.scenario, err = budget.ParseScenario(file, src); err != nil {
+			return nil, usageErrorf("scenario %v", err)
+		}
+	}
+	return o, nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "", "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, usageErrorf("--log-level must be debug, info, warn or error, got %q", s)
+}
+
+// measure builds the server, measures it and checks the measurements.
+func measure(ctx context.Context, o *options, build newServer) (*budget.Report, error) {
+	tok, err := o200k.New()
+	if err != nil {
+		return nil, err
+	}
+	srv, stop, err := target(ctx, o, build)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	cs, closeSession, err := budget.Connect(ctx, srv)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSession()
+
+	st, err := budget.ReadSurface(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	fp, err := budget.Measure(st, tok)
+	if err != nil {
+		return nil, err
+	}
+	checks := budget.CheckSurface(st, fp, o.limits)
+	var calls []budget.Call
+	name := ""
+	if o.scenario != nil {
+		name = o.scenario.Name
+		if calls, err = budget.RunScenario(ctx, cs, o.scenario, tok); err != nil {
+			return nil, err
+		}
+		checks = append(checks, budget.CheckResults(calls, o.limits, o.allowErrors)...)
+	}
+	return budget.NewReport(tok, fp, name, calls, checks), nil
+}
+
+// target builds the server the pdpp-mcp binary builds, over the resource
+// server the scenario reads: none with --no-results, the cached credential
+// with --provider-url, else the demo double. stop releases it.
+func target(ctx context.Context, o *options, build newServer) (srv *mcp.Server, stop func(), err error) {
+	opts := server.Options{Logger: o.log}
+	switch {
+	case o.scenario == nil:
+		return build(opts), func() {}, nil
+	case o.providerURL != "":
+		conn, err := credential.Connect(ctx, credential.ConnectOptions{
+			ProviderURL: o.providerURL,
+			CacheRoot:   o.cacheRoot,
+			Logger:      o.log,
+		})
+		if err != nil {
+			var ce *credential.Error
+			if errors.As(err, &ce) && ce.ExitCode() == credential.ExitUsage {
+				return nil, nil, usageErrorf("%v", err)
+			}
+			return nil, nil, err
+		}
+		opts.RS, opts.ProviderURL = conn.RS, conn.ProviderURL
+		return build(opts), func() {}, nil
+	}
+	demo, err := startDemo(o.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.RS, opts.ProviderURL = demo.client, demo.url
+	return build(opts), demo.stop, nil
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
+)
+
+const looseBudget = `{
+  "tools_list": {"max_bytes": 16384, "description_max_bytes": 600,
+    "tool_max_bytes": {"schema": 3000, "query_records": 4000, "aggregate": 4000, "search": 4000, "fetch": 4000, "read_record_field": 4000}},
+  "instructions": {"max_bytes": 2048, "head_chars": 512},
+  "prose": {"min_chars": 60},
+  "results": {"search": {"text_max_bytes": 1800}}
+}`
+
+// TestExitCodes pins each exit status, and that stdout carries a report only
+// when something was measured.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	budgetFile := write("budget.json", looseBudget)
+	ok := write("ok.txt", "schema {}\nsearch {\"q\": \"x\"}\n")
+	unknown := write("unknown.txt", "list_streams {}\n")
+	broken := write("broken.txt", "schema {\n")
+	empty := filepath.Join(dir, "empty-cache")
+
+	for _, tt := range []struct {
+		name   string
+		build  newServer
+		args   []string
+		code   int
+		report bool // stdout holds a report
+	}{
+		{"within budget", syntheticServer, []string{"--budget", budgetFile, "--scenario", ok}, exitOK, true},
+		{"within budget, no results", syntheticServer, []string{"--budget", budgetFile, "--no-results", "--json"}, exitOK, true},
+		{"over budget", syntheticServer, []string{"--budget", budgetFile, "--scenario", ok, "--max-bytes", "100"}, exitOverBudget, true},
+		{"result over budget", syntheticServer, []string{"--budget", budgetFile, "--scenario", ok, "--limit", "results.search.text_max_bytes=1"}, exitOverBudget, true},
+		{"failed call", syntheticServer, []string{"--budget", budgetFile, "--scenario", unknown}, exitOverBudget, true},
+		{"help", syntheticServer, []string{"--help"}, exitOK, false},
+		{"unknown flag", syntheticServer, []string{"--nope"}, exitUsage, false},
+		{"argument", syntheticServer, []string{"--budget", budgetFile, "x"}, exitUsage, false},
+		{"missing budget file", syntheticServer, []string{"--budget", filepath.Join(dir, "none.json")}, exitUsage, false},
+		{"scenario syntax", syntheticServer, []string{"--budget", budgetFile, "--scenario", broken}, exitUsage, false},
+		{"bad override", syntheticServer, []string{"--budget", budgetFile, "--limit", "x=1"}, exitUsage, false},
+		{"no credential", server.New, []string{"--budget", budgetFile, "--provider-url", "https://rs.example", "--cache-root", empty, "--scenario", ok}, exitError, false},
+		{"invalid provider URL", server.New, []string{"--budget", budgetFile, "--provider-url", "ftp://rs.example", "--cache-root", empty, "--scenario", ok}, exitUsage, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runWith(t.Context(), append([]string{cmdName}, tt.args...), &stdout, &stderr, tt.build)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout.String(), stderr.String())
+			}
+			out := stdout.String()
+			if got := strings.Contains(out, " checks passed") || strings.Contains(out, " checks failed") || strings.Contains(out, `"checks": [`); got != tt.report {
+				t.Errorf("report on stdout %v, want %v:\n%s", got, tt.report, stdout.String())
+			}
+			switch {
+			case tt.code == exitUsage || tt.code == exitError:
+				if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], cmdName+": ") {
+					t.Errorf("stderr is not one %q line:\n%s", cmdName+": …", stderr.String())
+				}
+			case stderr.Len() > 0:
+				t.Errorf("stderr:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+// The built-in scenario parses and calls every tool of the surface.
+func TestBuiltinScenario(t *testing.T) {
+	sc, err := budget.ParseScenario("built-in", []byte(builtinScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var called []string
+	for _, st := range sc.Steps {
+		called = append(called, st.Tool)
+	}
+	for _, name := range budget.Surface {
+		if !slices.Contains(called, name) {
+			t.Errorf("the built-in scenario never calls %s", name)
+		}
+	}
+}
