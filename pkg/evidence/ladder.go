@@ -65,7 +65,10 @@ type Entry struct {
 	BinaryFields    []BinaryField `json:"binary_fields"`
 	// MoreFields counts readable fields not listed (over a per-kind bound, or
 	// named so that no tool argument can carry them); Notes say how to get them.
-	MoreFields int      `json:"more_fields,omitempty"`
+	MoreFields int `json:"more_fields,omitempty"`
+	// ShownWhole counts text and JSON fields not listed because the text
+	// preview shows them whole.
+	ShownWhole int      `json:"shown_whole,omitempty"`
 	Notes      []string `json:"notes,omitempty"`
 }
 
@@ -194,6 +197,12 @@ const (
 // record's "data" object are fields; a record without one (a tombstone) gets
 // an entry with no fields. It reports false when the record has no usable id.
 func RecordEntry(rec gjson.Result, scope Scope) (Entry, bool) {
+	return recordEntry(rec, scope, nil)
+}
+
+// recordEntry is RecordEntry leaving out the text and JSON fields in shown
+// (those a preview shows whole; binary fields stay, as metadata).
+func recordEntry(rec gjson.Result, scope Scope, shown map[string]bool) (Entry, bool) {
 	id, ok := Identity(rec, scope)
 	if !ok {
 		return Entry{}, false
@@ -210,6 +219,12 @@ func RecordEntry(rec gjson.Result, scope Scope) (Entry, bool) {
 		name := k.Str
 		if identityFields[name] {
 			return true
+		}
+		if shown[name] && !(v.Type == gjson.String && IsBase64Blob(v.Str)) {
+			if _, blob := BlobRef(v); !blob && (v.Type == gjson.String && v.Str != "" || (v.IsObject() || v.IsArray()) && hasEntries(v)) {
+				e.ShownWhole++
+				return true
+			}
 		}
 		switch {
 		case v.Type == gjson.String && v.Str == "":
@@ -325,12 +340,31 @@ func status(cut bool) string {
 // RecordSet builds the record_set ladder of an RS list body: entries for the
 // first LadderRecords records that have an id.
 func RecordSet(body []byte, scope Scope) Ladder {
+	return RecordSetFor(body, scope, PreviewResult{})
+}
+
+// noteShownWhole explains Entry.ShownWhole.
+const noteShownWhole = "fields the text preview shows whole are not listed (shown_whole counts them)"
+
+// RecordSetFor is RecordSet for a page whose text is p (the Preview of the
+// same body): fields p shows whole in a record's line are left out of its
+// entry, since the text already holds them; everything the preview cut or
+// left out is listed.
+func RecordSetFor(body []byte, scope Scope, p PreviewResult) Ladder {
 	l := Ladder{Kind: KindRecordSet, ReadTool: ToolReadRecordField, Records: []Entry{}}
+	i := -1
+	whole := false
 	readEnvelope(gjson.ParseBytes(body)).rows.ForEach(func(_, rec gjson.Result) bool {
-		switch e, ok := RecordEntry(rec, scope); {
+		i++
+		var shown map[string]bool
+		if i < len(p.Whole) {
+			shown = p.Whole[i]
+		}
+		switch e, ok := recordEntry(rec, scope, shown); {
 		case !ok:
 			l.WithoutID++
 		case len(l.Records) < LadderRecords:
+			whole = whole || e.ShownWhole > 0
 			l.Records = append(l.Records, e)
 		default:
 			l.MoreRecords++
@@ -338,6 +372,9 @@ func RecordSet(body []byte, scope Scope) Ladder {
 		return true
 	})
 	l.addNotes("structuredContent.data")
+	if whole {
+		l.Notes = append(l.Notes, noteShownWhole)
+	}
 	return l
 }
 

@@ -3,6 +3,7 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -330,5 +331,69 @@ func TestFieldPathOK(t *testing.T) {
 		if got := FieldPathOK(name); got != want {
 			t.Errorf("FieldPathOK(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// A record_set ladder built with the page's preview lists only what the
+// preview did not show whole.
+func TestRecordSetFor(t *testing.T) {
+	long := strings.Repeat("word ", 400)
+	rec := func(key string) string {
+		return `{"object":"record","id":"` + key + `","stream":"notes","connection_id":"c","data":{"id":"` + key +
+			`","title":"short","body":"` + long + `","tags":["a"],"empty":"","n":1}}`
+	}
+	body := []byte(`{"object":"list","data":[` + rec("n1") + `,` + rec("n2") + `]}`)
+	p := Preview(body, PreviewOptions{Label: "notes"})
+	if len(p.Whole) != 2 || !p.Whole[0]["title"] || p.Whole[0]["body"] || !p.Whole[0]["tags"] {
+		t.Fatalf("whole %v", p.Whole)
+	}
+	l := RecordSetFor(body, Scope{}, p)
+	for _, e := range l.Records {
+		if len(e.FieldWindows) != 1 || e.FieldWindows[0].FieldPath != "body" || len(e.JSONFields) != 0 || e.ShownWhole != 2 {
+			t.Errorf("entry %s: windows %+v json %+v shown_whole %d", e.ID, e.FieldWindows, e.JSONFields, e.ShownWhole)
+		}
+	}
+	if !slices.Contains(l.Notes, noteShownWhole) {
+		t.Errorf("notes %q", l.Notes)
+	}
+	// Without a preview, or for a line cut short, every field is listed.
+	full := RecordSet(body, Scope{})
+	cut := RecordSetFor(body, Scope{}, PreviewResult{Whole: []map[string]bool{nil, {"title": true}}})
+	if len(full.Records[0].FieldWindows) != 2 || len(cut.Records[0].FieldWindows) != 2 || len(cut.Records[1].FieldWindows) != 1 {
+		t.Errorf("full %+v cut %+v", full.Records[0].FieldWindows, cut.Records)
+	}
+}
+
+// What a preview reports as shown whole is in its text whole, whatever the
+// pressure on the budget (values shortened, entries left out, lines cut).
+func TestPreviewWholeIsShown(t *testing.T) {
+	wideKey := strings.Repeat("k", 300)
+	var wide []string
+	for i := range 5 {
+		wide = append(wide, fmt.Sprintf(`{"object":"record","id":"r%d","stream":"s","data":{"a":"x","%s1":"%s","%s2":1,"b":[1,2],"c":"tail"}}`,
+			i, wideKey, strings.Repeat("v", 40), wideKey))
+	}
+	pages := map[string][]byte{
+		"fixture": fixture(t, "records-messages-limit3"),
+		"wide":    []byte(`{"data":[` + strings.Join(wide, ",") + `]}`),
+	}
+	for name, body := range pages {
+		p := Preview(body, PreviewOptions{Label: name})
+		lines := strings.Split(p.Text, "\n")[1:]
+		rows := readEnvelope(gjson.ParseBytes(body)).rows.Array()
+		seen := 0
+		for i, whole := range p.Whole {
+			for k := range whole {
+				seen++
+				member := string(appendString(nil, k)) + ":" + VisibleJSON(rows[i].Get("data").Get(gjson.Escape(k)))
+				if !strings.Contains(lines[i], member) {
+					t.Errorf("%s: record %d: %s reported whole but not in %q", name, i, k, lines[i])
+				}
+			}
+		}
+		if seen == 0 {
+			t.Errorf("%s: nothing reported whole; the case shows nothing", name)
+		}
+		t.Logf("%s: truncated=%v, %d members whole", name, p.Truncated, seen)
 	}
 }

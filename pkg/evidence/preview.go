@@ -64,6 +64,10 @@ type PreviewResult struct {
 	Truncated bool
 	// BinaryValues counts binary values shown as metadata.
 	BinaryValues int
+	// Whole holds, per shown record (by page position), the members of its
+	// data the line shows whole (for a line cut short, those before the cut).
+	// RecordSetFor leaves those fields out of the ladder.
+	Whole []map[string]bool
 }
 
 // Preview renders a page of records (an RS list body) as bounded text:
@@ -128,6 +132,7 @@ type previewLine struct {
 	keys   map[string]bool
 	text   [len(previewLevels)]string
 	n      [len(previewLevels)]counts
+	whole  [len(previewLevels)]map[string]int
 	done   [len(previewLevels)]bool
 	level  int
 }
@@ -147,14 +152,27 @@ func (l *previewLine) render(level int) (string, counts) {
 			t := parse(l.rec, 0)
 			l.tree = &t
 		}
-		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys}
+		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, whole: map[string]int{}}
 		b := make([]byte, 0, max(256, len(l.text[max(level-1, 0)])))
 		b = append(b, l.prefix...)
 		l.text[level] = string(r.value(b, l.tree, 0, false))
 		l.n[level] = r.n
+		l.whole[level] = r.whole
 		l.done[level] = true
 	}
 	return l.text[level], l.n[level]
+}
+
+// wholeBefore returns the data members the line's current rendering shows
+// whole within its first n bytes.
+func (l *previewLine) wholeBefore(n int) map[string]bool {
+	out := map[string]bool{}
+	for k, end := range l.whole[l.level] {
+		if end <= n {
+			out[k] = true
+		}
+	}
+	return out
 }
 
 // fit tries to show lines within the budget, tightening the widest line first
@@ -184,7 +202,11 @@ func fit(label string, h handles, lines []*previewLine, total int) (string, Prev
 			size += 1 + len(foot)
 		}
 		if size <= PreviewBudget {
-			return joinLines(head, texts, foot), result(total, len(lines), n, false), true
+			res := result(total, len(lines), n, false)
+			for _, l := range lines {
+				res.Whole = append(res.Whole, l.wholeBefore(len(l.text[l.level])))
+			}
+			return joinLines(head, texts, foot), res, true
 		}
 		if widest < 0 {
 			return cutLines(head, texts, lines, total, n)
@@ -223,13 +245,17 @@ func cutLines(head string, texts []string, lines []*previewLine, total int, n co
 		return "", PreviewResult{}, false
 	}
 	out := make([]string, len(texts))
+	res := result(total, len(lines), n, true)
 	for i, t := range texts {
+		shown := len(t)
 		if len(t) > c {
 			t = cutBytes(t, c)
+			shown = len(t) - len(Ellipsis)
 		}
 		out[i] = t
+		res.Whole = append(res.Whole, lines[i].wholeBefore(shown))
 	}
-	return joinLines(head, out, foot), result(total, len(lines), n, true), true
+	return joinLines(head, out, foot), res, true
 }
 
 func result(total, shown int, n counts, cut bool) PreviewResult {

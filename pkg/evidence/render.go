@@ -139,6 +139,10 @@ type renderer struct {
 	fold *identity
 	// keys are field names a terse rendering keeps first.
 	keys map[string]bool
+	// whole, when not nil, collects the members of a folded record's data
+	// that the rendering shows whole (nothing inside them cut or left out),
+	// each with the byte offset where its rendering ends.
+	whole map[string]int
 }
 
 // VisibleJSON returns v as compact JSON, authored key order kept, with every
@@ -245,7 +249,11 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 		m := &n.kids[j]
 		b = appendString(b, m.key)
 		b = append(b, ':')
+		before := r.n
 		b = r.value(b, m, depth+1, depth == 0 && r.fold != nil && m.key == "data")
+		if inData && depth == 1 && r.whole != nil && r.n.cutValues == before.cutValues && r.n.cutEntries == before.cutEntries {
+			r.whole[m.key] = len(b)
+		}
 	}
 	if left > 0 {
 		r.n.cutEntries += left

@@ -121,7 +121,8 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 		Scope:     scope,
 		KeyFields: env.Capabilities.keyFields(a.Stream, a.ConnectionID),
 	})
-	ladder, err := json.Marshal(evidence.RecordSet(body, scope))
+	// The ladder lists what the preview did not show whole.
+	ladder, err := json.Marshal(evidence.RecordSetFor(body, scope, preview))
 	if err != nil {
 		return nil, fmt.Errorf("query_records: content ladder: %w", err)
 	}
