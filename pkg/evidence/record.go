@@ -70,14 +70,30 @@ func payload(rec gjson.Result) gjson.Result {
 	return rec
 }
 
-// firstString returns the first non-empty string member among keys.
+// firstString returns the first non-empty string member among keys (in the
+// order of keys). One pass over v's members serves any number of keys: a
+// per-key Get would rescan the object each time.
 func firstString(v gjson.Result, keys ...string) string {
-	for _, k := range keys {
-		if f := v.Get(gjson.Escape(k)); f.Type == gjson.String && f.Str != "" {
+	if len(keys) == 1 {
+		if f := v.Get(gjson.Escape(keys[0])); f.Type == gjson.String {
 			return f.Str
 		}
+		return ""
 	}
-	return ""
+	best, out := len(keys), ""
+	v.ForEach(func(k, f gjson.Result) bool {
+		if f.Type != gjson.String || f.Str == "" {
+			return true
+		}
+		for i := range best {
+			if keys[i] == k.Str {
+				best, out = i, f.Str
+				break
+			}
+		}
+		return best > 0
+	})
+	return out
 }
 
 // envelope is what a list body holds: its rows and the handles a model needs

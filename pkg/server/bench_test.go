@@ -68,6 +68,11 @@ func BenchmarkToolCall(b *testing.B) {
 			"/v1/streams/messages/records", rs.Query{{Key: "limit", Value: "5"}, {Key: "fields", Value: "id"}, {Key: "fields", Value: "subject"}, {Key: "connection_id", Value: "cin_gmail_work"}}},
 		{"aggregate", "aggregate", map[string]any{"stream": "messages", "metric": "count", "group_by": "has_attachments"},
 			"/v1/streams/messages/aggregate", rs.Query{{Key: "metric", Value: "count"}, {Key: "group_by", Value: "has_attachments"}}},
+		{"search", "search", map[string]any{"q": "Lisbon"}, "/v1/search", rs.Query{{Key: "q", Value: "Lisbon"}}},
+		{"fetch", "fetch", map[string]any{"id": "cin_gmail_personal/messages:p_msg_003"},
+			"/v1/streams/messages/records/p_msg_003", rs.Query{{Key: "connection_id", Value: "cin_gmail_personal"}}},
+		{"read_record_field", "read_record_field", map[string]any{"id": "cin_gmail_personal/message_bodies:p_msg_002_body", "field_path": "body_text"},
+			"/v1/streams/message_bodies/records/p_msg_002_body/field-window", rs.Query{{Key: "connection_id", Value: "cin_gmail_personal"}, {Key: "field", Value: "body_text"}}},
 		{"rejected", "query_records", map[string]any{"stream": "messages", "limit": 500}, "", nil},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

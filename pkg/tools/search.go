@@ -203,28 +203,55 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 // hit (or the connection_id argument) names one, and is exactly the id text
 // shows and fetch accepts.
 func hitResult(env *Env, h gjson.Result, scope evidence.Scope) searchResult {
-	r := searchResult{
-		ConnectionID: firstStr(h, "connection_id", "connector_instance_id"),
-		ConnectorKey: evidence.ShortConnectorKey(firstStr(h, "connector_key", "connector_id")),
-		Stream:       firstStr(h, "stream"),
-		RecordKey:    firstStr(h, "record_key", "record_id"),
-		DisplayName:  firstStr(h, "display_name"),
-	}
-	r.ConnectionID = cmp.Or(r.ConnectionID, scope.ConnectionID)
+	var r searchResult
+	// One pass over the hit's members; a Get per member would rescan it.
+	var m struct{ conn, alias, key, connector, recordKey, recordID, recordURL string }
+	var snippet gjson.Result
+	h.ForEach(func(k, v gjson.Result) bool {
+		if k.Str == "snippet" {
+			snippet = v
+		}
+		if v.Type != gjson.String {
+			return true
+		}
+		switch k.Str {
+		case "connection_id":
+			m.conn = v.Str
+		case "connector_instance_id":
+			m.alias = v.Str
+		case "connector_key":
+			m.key = v.Str
+		case "connector_id":
+			m.connector = v.Str
+		case "stream":
+			r.Stream = v.Str
+		case "record_key":
+			m.recordKey = v.Str
+		case "record_id":
+			m.recordID = v.Str
+		case "display_name":
+			r.DisplayName = v.Str
+		case "record_url":
+			m.recordURL = v.Str
+		}
+		return true
+	})
+	r.ConnectionID = cmp.Or(m.conn, m.alias, scope.ConnectionID)
+	r.ConnectorKey = evidence.ShortConnectorKey(cmp.Or(m.key, m.connector))
+	r.RecordKey = cmp.Or(m.recordKey, m.recordID)
 	id, ok := evidence.Identity(h, scope)
 	if ok {
 		r.ID = id.String()
-		r.URL = recordURL(env, id, h.Get("record_url").Str)
-	} else if u := h.Get("record_url").Str; u != "" {
-		r.URL = strings.TrimSuffix(env.ProviderURL, "/") + u
+		r.URL = recordURL(env, id, m.recordURL)
+	} else if m.recordURL != "" {
+		r.URL = strings.TrimSuffix(env.ProviderURL, "/") + m.recordURL
 	}
 	r.Title = evidence.Title(h, evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID})
-	s := h.Get("snippet")
-	if s.IsObject() {
-		s = s.Get("text")
+	if snippet.IsObject() {
+		snippet = snippet.Get("text")
 	}
-	if s.Type == gjson.String {
-		r.Snippet = evidence.Snippet(s.Str, resultSnippetChars)
+	if snippet.Type == gjson.String {
+		r.Snippet = evidence.Snippet(snippet.Str, resultSnippetChars)
 	}
 	return r
 }
