@@ -20,10 +20,11 @@ const longRecordID = dataset.DemoWorkMailConnection + "/" + dataset.DemoLongStre
 // records (one stream with a single connection, paged by its next_cursor,
 // and one merged from two), scalar and grouped aggregates, 100-hit lexical and
 // hybrid searches and the fetch of the first hit, the fetch of a
-// 50,000-character record and a window of it.
+// 50,000-character record and the window that continues it.
 const builtinScenario = `# pdpp-mcp-budget built-in scenario: the demo dataset (pdpp-mcp --demo).
-# One call per line: TOOL {json arguments}. $first_fetch_id and $next_cursor
-# come from the model-visible text of an earlier result.
+# A pdpp-mcp-probe script: one call per line, TOOL {json arguments}.
+# $first_fetch_id, $next_cursor and $next_read_args come from the
+# model-visible text of an earlier result.
 schema {}
 schema {"stream": "chat_messages"}
 query_records {"stream": "chat_messages", "limit": 100}
@@ -36,7 +37,7 @@ search {"q": "launch", "limit": 100}
 search {"q": "launch retrospective", "mode": "hybrid", "limit": 100}
 fetch {"id": "$first_fetch_id"}
 fetch {"id": "` + longRecordID + `"}
-read_record_field {"id": "` + longRecordID + `", "field_path": "` + dataset.DemoLongField + `"}
+read_record_field $next_read_args
 `
 
 // demoRS is the demo dataset served by an in-process resource server on

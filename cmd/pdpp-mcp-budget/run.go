@@ -75,10 +75,10 @@ It builds the server the pdpp-mcp binary serves and reads it as a client
 does, through the MCP Go SDK over an in-memory session:
   - tools/list: bytes and tokens of the compact tools array, and per tool of
     its description, input schema and output schema; the instructions;
-  - results: a scenario of tool calls (built in, or --scenario FILE with one
-    "TOOL {json}" call per line, as pdpp-mcp-probe scripts) run against the
-    demo resource server or --provider-url, measuring each call's content[]
-    text and structuredContent.
+  - results: a scenario of tool calls (built in, or --scenario FILE, a
+    pdpp-mcp-probe script) run against the demo resource server or
+    --provider-url, measuring each call's content[] text and
+    structuredContent as the server sent them.
 
 Checks: exact tool membership, byte budgets (tools array, each tool, each
 description, instructions), a self-contained instructions head, no owner or
@@ -107,7 +107,7 @@ func newApp(stdout, stderr io.Writer, build newServer) *cli.App {
 			&cli.IntFlag{Name: "max-bytes", DefaultText: "the budget file's",
 				Usage: "shorthand for --limit tools_list.max_bytes=`N`"},
 			&cli.StringFlag{Name: "scenario",
-				Usage: "scenario `FILE`: one call per line (TOOL {json}, resources/read URI, tools/list); default: the built-in demo scenario"},
+				Usage: "scenario `FILE`, a pdpp-mcp-probe script (one call per line: TOOL {json}, !TOOL {json}, resources/read URI, tools/list); default: the built-in demo scenario"},
 			&cli.BoolFlag{Name: "no-results",
 				Usage: "measure tools/list and the instructions only: no scenario, no resource server"},
 			&cli.BoolFlag{Name: "print-scenario",
@@ -285,13 +285,13 @@ func measure(ctx context.Context, o *options, build newServer) (*budget.Report, 
 		return nil, err
 	}
 	defer stop()
-	cs, closeSession, err := budget.Connect(ctx, srv)
+	cs, wire, closeSession, err := budget.Connect(ctx, srv)
 	if err != nil {
 		return nil, err
 	}
 	defer closeSession()
 
-	st, err := budget.ReadSurface(ctx, cs)
+	st, err := budget.ReadSurface(ctx, cs, wire)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +304,7 @@ func measure(ctx context.Context, o *options, build newServer) (*budget.Report, 
 	name := ""
 	if o.scenario != nil {
 		name = o.scenario.Name
-		if calls, err = budget.RunScenario(ctx, cs, o.scenario, tok); err != nil {
+		if calls, err = budget.RunScenario(ctx, cs, wire, o.scenario, tok); err != nil {
 			return nil, err
 		}
 		checks = append(checks, budget.CheckResults(calls, o.limits, o.allowErrors)...)

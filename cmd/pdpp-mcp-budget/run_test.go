@@ -87,8 +87,8 @@ func TestBuiltinScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	var called []string
-	for _, st := range sc.Steps {
-		called = append(called, st.Tool)
+	for _, c := range sc.Calls {
+		called = append(called, c.Tool)
 	}
 	for _, name := range budget.Surface {
 		if !slices.Contains(called, name) {

@@ -274,3 +274,44 @@ func TestRepeatedPhrases(t *testing.T) {
 		t.Errorf("phrases of 80+ characters: %v", got)
 	}
 }
+
+// Sizes are of the bytes the server sent: the SDK's encoder writes < and &
+// as they are, where re-encoding the decoded tool would spell them \u003c
+// and \u0026. Without a recording, Measure falls back to re-encoding.
+func TestMeasureUsesWireBytes(t *testing.T) {
+	s := healthy()
+	s.tool("search").Description = "Find records where a < b & c > d (GET /v1/search). Read-only."
+	cs, wire := s.connect(t)
+	st, err := budget.ReadSurface(t.Context(), cs, wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := budget.Measure(st, words{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Raw = nil
+	reencoded, err := budget.Measure(st, words{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := func(fp *budget.Footprint) budget.ToolFootprint {
+		for _, tf := range fp.Tools {
+			if tf.Name == "search" {
+				return tf
+			}
+		}
+		t.Fatal("no search")
+		return budget.ToolFootprint{}
+	}
+	want := len(`"Find records where a < b & c > d (GET /v1/search). Read-only."`)
+	if got := search(sent).DescriptionBytes; got != want {
+		t.Errorf("description as sent: %d bytes, want %d", got, want)
+	}
+	if got := search(reencoded).DescriptionBytes; got != want+15 {
+		t.Errorf("description re-encoded: %d bytes, want %d", got, want+15)
+	}
+	if sent.Bytes != reencoded.Bytes-15 {
+		t.Errorf("tools array %d bytes as sent, %d re-encoded", sent.Bytes, reencoded.Bytes)
+	}
+}

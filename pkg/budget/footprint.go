@@ -1,16 +1,20 @@
 package budget
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
 )
 
 // Surface is the tool set a PDPP MCP server exposes: these six, in the
@@ -28,58 +32,90 @@ type Tokenizer interface {
 	Name() string
 }
 
-// Session is the part of an MCP client session the measurements use; a
-// *mcp.ClientSession satisfies it.
+// Session is the part of an MCP client session the measurements use (the
+// scenario runs through package probe, so it is probe's Session plus the
+// initialise result); a *mcp.ClientSession satisfies it.
 type Session interface {
+	probe.Session
 	InitializeResult() *mcp.InitializeResult
-	Tools(ctx context.Context, params *mcp.ListToolsParams) iter.Seq2[*mcp.Tool, error]
-	CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error)
-	ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error)
 }
 
 // Connect serves s over an in-memory transport and returns a client session
-// to it: tools/list as a client receives it, through the SDK on both sides.
-// close ends both sessions.
-func Connect(ctx context.Context, s *mcp.Server) (cs *mcp.ClientSession, close func(), err error) {
+// to it, with a recorder of the results as they came over the wire: sizes
+// are of the bytes the server sent, not of a re-encoding of what the client
+// decoded. close ends both sessions.
+func Connect(ctx context.Context, s *mcp.Server) (cs *mcp.ClientSession, wire *probe.Wire, close func(), err error) {
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(ctx, st, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect server: %w", err)
+		return nil, nil, nil, fmt.Errorf("connect server: %w", err)
 	}
-	cs, err = mcp.NewClient(&mcp.Implementation{Name: "pdpp-mcp-budget", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	wire = probe.NewWire()
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "pdpp-mcp-budget", Version: "v0"}, nil).Connect(ctx, wire.Transport(ct), nil)
 	if err != nil {
 		_ = ss.Close()
-		return nil, nil, fmt.Errorf("connect client: %w", err)
+		return nil, nil, nil, fmt.Errorf("connect client: %w", err)
 	}
-	return cs, func() { _ = cs.Close(); _ = ss.Close() }, nil
+	return cs, wire, func() { _ = cs.Close(); _ = ss.Close() }, nil
 }
 
-// SurfaceText is what a client learns before any tool call: the tools and the
-// instructions, as the client decoded them.
+// SurfaceText is what a client learns before any tool call: the tools, as
+// decoded and as sent, and the instructions.
 type SurfaceText struct {
-	Tools        []*mcp.Tool
+	Tools []*mcp.Tool
+	// Raw holds each tool's compact JSON as the server sent it, in the order
+	// of Tools; nil when the session's traffic was not recorded, and then
+	// sizes come from re-encoding Tools.
+	Raw          []json.RawMessage
 	Instructions string
 }
 
 // ReadSurface lists every tool (all pages) and reads the instructions from
-// the initialise result.
-func ReadSurface(ctx context.Context, s Session) (*SurfaceText, error) {
+// the initialise result. wire, when not nil, records the session's traffic
+// (see Connect).
+func ReadSurface(ctx context.Context, s Session, wire *probe.Wire) (*SurfaceText, error) {
 	st := &SurfaceText{}
 	if ir := s.InitializeResult(); ir != nil {
 		st.Instructions = ir.Instructions
 	}
-	for t, err := range s.Tools(ctx, nil) {
+	params := &mcp.ListToolsParams{}
+	for page := 0; ; page++ {
+		if page == 1000 {
+			return nil, errors.New("tools/list: more than 1000 pages; the server keeps returning nextCursor")
+		}
+		if wire != nil {
+			wire.Reset()
+		}
+		res, err := s.ListTools(ctx, params)
 		if err != nil {
 			return nil, fmt.Errorf("tools/list: %w", err)
 		}
-		st.Tools = append(st.Tools, t)
+		st.Tools = append(st.Tools, res.Tools...)
+		if wire != nil {
+			for _, r := range wire.Take(probe.MethodListTools) {
+				for _, t := range gjson.GetBytes(r, "tools").Array() {
+					var b bytes.Buffer
+					if err := json.Compact(&b, []byte(t.Raw)); err != nil {
+						return nil, fmt.Errorf("tools/list: %w", err)
+					}
+					st.Raw = append(st.Raw, b.Bytes())
+				}
+			}
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+	if wire != nil && len(st.Raw) != len(st.Tools) {
+		return nil, fmt.Errorf("tools/list: recorded %d tools on the wire but decoded %d", len(st.Raw), len(st.Tools))
 	}
 	return st, nil
 }
 
-// Footprint is the measured size of a surface. Bytes are of compact JSON as
-// encoding/json writes what the client decoded: the tools array exactly as
-// it travels in a tools/list result, whatever key order the server used.
+// Footprint is the measured size of a surface: bytes of compact JSON as the
+// server sent it (the tools array exactly as it travels in a tools/list
+// result), and UTF-8 bytes of the instructions.
 type Footprint struct {
 	Bytes        int             `json:"bytes"`
 	Tokens       int             `json:"tokens"`
@@ -119,11 +155,26 @@ func sizeOf(s string, tok Tokenizer) (TextSize, error) {
 
 // Measure sizes the surface.
 func Measure(st *SurfaceText, tok Tokenizer) (*Footprint, error) {
-	all, err := json.Marshal(st.Tools)
-	if err != nil {
-		return nil, fmt.Errorf("encode tools: %w", err)
+	raw := st.Raw
+	if raw == nil {
+		for _, t := range st.Tools {
+			b, err := json.Marshal(t)
+			if err != nil {
+				return nil, fmt.Errorf("encode tool %q: %w", t.Name, err)
+			}
+			raw = append(raw, b)
+		}
 	}
-	size, err := sizeOf(string(all), tok)
+	var all strings.Builder
+	all.WriteByte('[')
+	for i, r := range raw {
+		if i > 0 {
+			all.WriteByte(',')
+		}
+		all.Write(r)
+	}
+	all.WriteByte(']')
+	size, err := sizeOf(all.String(), tok)
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
@@ -132,8 +183,8 @@ func Measure(st *SurfaceText, tok Tokenizer) (*Footprint, error) {
 		return nil, fmt.Errorf("instructions: %w", err)
 	}
 	fp := &Footprint{Bytes: size.Bytes, Tokens: size.Tokens, AnchorBytes: AnchorToolsListBytes, Instructions: instructions}
-	for _, t := range st.Tools {
-		tf, err := measureTool(t, tok)
+	for i, t := range st.Tools {
+		tf, err := measureTool(t.Name, raw[i], tok)
 		if err != nil {
 			return nil, err
 		}
@@ -149,46 +200,24 @@ func Measure(st *SurfaceText, tok Tokenizer) (*Footprint, error) {
 	return fp, nil
 }
 
+func measureTool(name string, raw []byte, tok Tokenizer) (ToolFootprint, error) {
+	size, err := sizeOf(string(raw), tok)
+	if err != nil {
+		return ToolFootprint{}, fmt.Errorf("tool %q: %w", name, err)
+	}
+	return ToolFootprint{
+		Name:              name,
+		Bytes:             size.Bytes,
+		Tokens:            size.Tokens,
+		DescriptionBytes:  len(gjson.GetBytes(raw, "description").Raw),
+		InputSchemaBytes:  len(gjson.GetBytes(raw, "inputSchema").Raw),
+		OutputSchemaBytes: len(gjson.GetBytes(raw, "outputSchema").Raw),
+	}, nil
+}
+
 func surfaceIndex(name string) int {
 	if i := slices.Index(Surface, name); i >= 0 {
 		return i
 	}
 	return len(Surface)
-}
-
-func measureTool(t *mcp.Tool, tok Tokenizer) (ToolFootprint, error) {
-	tf := ToolFootprint{Name: t.Name}
-	b, err := json.Marshal(t)
-	if err != nil {
-		return tf, fmt.Errorf("encode tool %q: %w", t.Name, err)
-	}
-	size, err := sizeOf(string(b), tok)
-	if err != nil {
-		return tf, fmt.Errorf("tool %q: %w", t.Name, err)
-	}
-	tf.Bytes, tf.Tokens = size.Bytes, size.Tokens
-	for _, part := range []struct {
-		n *int
-		v any
-	}{{&tf.DescriptionBytes, t.Description}, {&tf.InputSchemaBytes, t.InputSchema}, {&tf.OutputSchemaBytes, t.OutputSchema}} {
-		if *part.n, err = encodedLen(part.v); err != nil {
-			return tf, fmt.Errorf("encode tool %q: %w", t.Name, err)
-		}
-	}
-	return tf, nil
-}
-
-// encodedLen is the compact JSON size of a member value; nil and "" count
-// zero, as they are left out of a tool.
-func encodedLen(v any) (int, error) {
-	switch x := v.(type) {
-	case nil:
-		return 0, nil
-	case string:
-		if x == "" {
-			return 0, nil
-		}
-	}
-	b, err := json.Marshal(v)
-	return len(b), err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
 )
 
 // words counts whitespace-separated words: a stand-in tokenizer whose counts
@@ -69,8 +70,9 @@ func (s *synthetic) tool(name string) *mcp.Tool {
 	panic("no tool " + name)
 }
 
-// connect serves the synthetic definition and returns a client session.
-func (s *synthetic) connect(t *testing.T) *mcp.ClientSession {
+// connect serves the synthetic definition and returns a client session and
+// the recorder of its traffic.
+func (s *synthetic) connect(t *testing.T) (*mcp.ClientSession, *probe.Wire) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "synthetic", Version: "v0"}, &mcp.ServerOptions{Instructions: s.instructions})
 	for _, tool := range s.tools {
@@ -86,12 +88,12 @@ func (s *synthetic) connect(t *testing.T) *mcp.ClientSession {
 			return answer(args), nil
 		})
 	}
-	cs, stop, err := budget.Connect(t.Context(), srv)
+	cs, wire, stop, err := budget.Connect(t.Context(), srv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	return cs
+	return cs, wire
 }
 
 func testLimits() *budget.Limits {
@@ -113,7 +115,8 @@ func testLimits() *budget.Limits {
 // surfaceChecks measures and checks a synthetic surface.
 func surfaceChecks(t *testing.T, s *synthetic, l *budget.Limits) []budget.Check {
 	t.Helper()
-	st, err := budget.ReadSurface(t.Context(), s.connect(t))
+	cs, wire := s.connect(t)
+	st, err := budget.ReadSurface(t.Context(), cs, wire)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func (l *Limits) Validate() error {
 	}
 	for _, name := range sortedKeys(l.Results) {
 		r := l.Results[name]
-		if !slices.Contains(Surface, name) && name != string(StepRead) {
+		if !slices.Contains(Surface, name) && name != "resources/read" {
 			errs = append(errs, fmt.Errorf("results.%s: not a tool of the surface (%s) or resources/read", name, strings.Join(Surface, ", ")))
 			continue
 		}

@@ -130,16 +130,16 @@ func WriteText(w io.Writer, r *Report, c Color) error {
 
 	if len(r.Results) > 0 {
 		fmt.Fprintf(&b, "%s of scenario %s\n", s.bold.Render("results"), clean(r.Scenario))
-		t := s.newTable([]string{"#", "line", "call", "text bytes", "text chars", "text tokens", "structured bytes", "structured tokens"}, 0, 1, 3, 4, 5, 6, 7)
+		t := s.newTable([]string{"#", "call", "text bytes", "text chars", "text tokens", "structured bytes", "structured tokens"}, 0, 2, 3, 4, 5, 6)
 		shortened := false
 		for _, call := range r.Results {
 			label, cut := callLabel(call, 56)
 			shortened = shortened || cut
 			if call.Error != "" {
-				t.Row(fmt.Sprint(call.Seq), fmt.Sprint(call.Line), label, "no result", "", "", "", "")
+				t.Row(fmt.Sprint(call.Seq), label, "no result", "", "", "", "")
 				continue
 			}
-			t.Row(fmt.Sprint(call.Seq), fmt.Sprint(call.Line), label,
+			t.Row(fmt.Sprint(call.Seq), label,
 				thousands(call.Text.Bytes), thousands(call.Text.Chars), thousands(call.Text.Tokens),
 				thousands(call.Structured.Bytes), thousands(call.Structured.Tokens))
 		}
@@ -232,10 +232,13 @@ func ghProperty(s string) string {
 func callLabel(c Call, max int) (string, bool) {
 	label := c.Label()
 	switch {
-	case c.Method == StepTool && len(c.Arguments) > 0:
+	case c.Method == "tools/call" && len(c.Arguments) > 0:
 		label += " " + string(c.Arguments)
-	case c.Method == StepRead:
+	case c.Method == "resources/read":
 		label += " " + c.URI
+	}
+	if c.ExpectError {
+		label = "!" + label
 	}
 	label = clean(label)
 	if r := []rune(label); len(r) > max {

@@ -23,8 +23,8 @@ func sampleReport(t *testing.T) *budget.Report {
 		return &mcp.CallToolResult{Content: text(strings.Repeat("record ", 40) + `next_cursor="c2"`),
 			StructuredContent: map[string]any{"data": map[string]any{"records": []any{1, 2, 3}}}}
 	}
-	cs := s.connect(t)
-	st, err := budget.ReadSurface(t.Context(), cs)
+	cs, wire := s.connect(t)
+	st, err := budget.ReadSurface(t.Context(), cs, wire)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +34,11 @@ func sampleReport(t *testing.T) *budget.Report {
 	}
 	sc, err := budget.ParseScenario("sample", []byte(
 		"query_records {\"stream\": \"messages\", \"limit\": 100, \"fields\": [\"subject\", \"from\", \"received_at\"]}\n"+
-			"query_records {\"stream\": \"messages\", \"cursor\": \"$next_cursor\"}\nfetch {\"id\": \"$first_fetch_id\"}\n"))
+			"query_records {\"stream\": \"messages\", \"cursor\": \"$next_cursor\"}\n!search {\"q\": \"x\"}\nfetch {\"id\": \"$first_fetch_id\"}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, err := budget.RunScenario(t.Context(), cs, sc, words{})
+	calls, err := budget.RunScenario(t.Context(), cs, wire, sc, words{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestReportColor(t *testing.T) {
 func TestReportHostileText(t *testing.T) {
 	hostile := "evil\x1b]0;owned\x07name\x1b[31m\r\x00\x9b2J"
 	r := budget.NewReport(words{}, &budget.Footprint{Tools: []budget.ToolFootprint{{Name: hostile}}}, "s",
-		[]budget.Call{{Seq: 1, Line: 1, Method: budget.StepTool, Tool: hostile, Arguments: json.RawMessage(`{"q":"\u001b[2J"}`)}},
+		[]budget.Call{{Seq: 1, Source: "s:1", Method: "tools/call", Tool: hostile, Arguments: json.RawMessage(`{"q":"\u001b[2J"}`)}},
 		[]budget.Check{{Name: "tools.membership", Kind: budget.Exact, Message: "unexpected " + hostile}})
 	for name, write := range map[string]func(*bytes.Buffer) error{
 		"text":   func(b *bytes.Buffer) error { return budget.WriteText(b, r, budget.ColorNever) },

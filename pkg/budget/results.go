@@ -3,169 +3,142 @@ package budget
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
 )
 
-// Call is the measured result of one scenario step.
+// Call is the measured result of one scenario call.
 type Call struct {
-	Seq       int             `json:"seq"`
-	Line      int             `json:"line"`
-	Method    StepKind        `json:"method"`
+	Seq int `json:"seq"`
+	// Source is where the call is written: "file:line".
+	Source    string          `json:"source"`
+	Method    string          `json:"method"` // tools/call, resources/read or tools/list
 	Tool      string          `json:"tool,omitempty"`
 	URI       string          `json:"uri,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// ExpectError marks a call written with a leading "!".
+	ExpectError bool `json:"expect_error,omitempty"`
 
-	// Text is the content[] text blocks (resource contents for a read),
-	// concatenated as a model would see them.
+	// Text is the model-visible text: content[] text blocks (resource
+	// contents for a read, the tools array for tools/list) concatenated.
 	Text TextSize `json:"text"`
-	// NonText counts content blocks that are not text (images, resources,
-	// blobs); their bytes are not in Text.
+	// NonText counts items that are not text (images, blobs, links); their
+	// bytes are not in Text.
 	NonText int `json:"non_text_blocks,omitempty"`
-	// Structured is the compact JSON of structuredContent.
+	// Structured is structuredContent's compact JSON.
 	Structured TextSize `json:"structured"`
 	IsError    bool     `json:"is_error,omitempty"`
 	// ErrorLine is the first line of an error result's text.
 	ErrorLine string `json:"error_line,omitempty"`
-	// Error is why the step did not produce a result: a protocol error or an
-	// unset variable. Sizes are zero then.
+	// Error is why the call produced no result: a protocol error, a variable
+	// no earlier text provided, or an earlier call that stopped the run.
+	// Sizes are zero then.
 	Error string `json:"error,omitempty"`
 }
 
-// Label names the call in reports: the tool, or the method for other steps.
+// Label names the call in reports: the tool, or the method.
 func (c *Call) Label() string {
-	switch c.Method {
-	case StepTool:
+	if c.Method == "tools/call" {
 		return c.Tool
-	case StepRead:
-		return string(StepRead)
 	}
-	return string(c.Method)
+	return c.Method
 }
 
-// RunScenario runs every step in order against s. A step that fails is
-// recorded and the run goes on; only a cancelled ctx stops it.
-func RunScenario(ctx context.Context, s Session, sc *Scenario, tok Tokenizer) ([]Call, error) {
-	vars := map[string]string{}
-	calls := make([]Call, 0, len(sc.Steps))
-	for i, st := range sc.Steps {
-		if err := ctx.Err(); err != nil {
-			return calls, fmt.Errorf("scenario %s line %d: %w", sc.Name, st.Line, err)
-		}
-		c := Call{Seq: i + 1, Line: st.Line, Method: st.Kind, Tool: st.Tool, URI: st.URI}
-		var err error
-		switch st.Kind {
-		case StepTool:
-			err = callTool(ctx, s, st, vars, tok, &c)
-		case StepRead:
-			err = readResource(ctx, s, st.URI, tok, &c)
-		case StepListTools:
-			err = listTools(ctx, s, tok, &c)
-		}
+// unexpected reports an error result the script did not mark with "!", or a
+// "!" call that succeeded.
+func (c *Call) unexpected() bool {
+	return c.Error == "" && c.Method == "tools/call" && c.IsError != c.ExpectError
+}
+
+// RunScenario runs the calls in order against s with probe's runner; wire,
+// when not nil, records the session's traffic so structuredContent is
+// measured as sent (see Connect). A call
+// without a result is recorded and the run goes on, except when a variable
+// is missing: later calls depend on it, so they are recorded as not run.
+// Only a cancelled ctx or a failure to size a result returns an error.
+func RunScenario(ctx context.Context, s Session, wire *probe.Wire, sc *Scenario, tok Tokenizer) ([]Call, error) {
+	calls := make([]Call, 0, len(sc.Calls))
+	runner := &probe.Runner{Session: s, Wire: wire}
+	err := runner.Run(ctx, sc.Calls, func(r *probe.Result) error {
+		c, err := fromProbe(r, tok)
 		if err != nil {
-			if ctx.Err() != nil {
-				return calls, fmt.Errorf("scenario %s line %d: %w", sc.Name, st.Line, ctx.Err())
-			}
-			c.Error = err.Error()
+			return fmt.Errorf("scenario %s: %w", r.Call.Source, err)
 		}
 		calls = append(calls, c)
+		return nil
+	})
+	var ve *probe.VarError
+	switch {
+	case errors.As(err, &ve):
+		for _, pc := range sc.Calls[len(calls):] {
+			c := base(len(calls)+1, pc)
+			c.Error = fmt.Sprintf("not run: the scenario stopped at call %d (%s), whose variable had no value", ve.N, ve.Call.Source)
+			calls = append(calls, c)
+		}
+	case err != nil:
+		return calls, err
 	}
 	return calls, nil
 }
 
-func callTool(ctx context.Context, s Session, st Step, vars map[string]string, tok Tokenizer, c *Call) error {
-	args, err := expand(st.Args, vars)
-	if err != nil {
-		return err
+func base(seq int, pc probe.Call) Call {
+	c := Call{Seq: seq, Source: pc.Source, Method: pc.Name(), ExpectError: pc.ExpectError}
+	if pc.Kind == probe.KindTool {
+		c.Method, c.Tool = "tools/call", pc.Tool
 	}
-	if c.Arguments, err = json.Marshal(args); err != nil {
-		return fmt.Errorf("encode arguments: %w", err)
-	}
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: st.Tool, Arguments: args})
-	if err != nil {
-		return err
-	}
-	var text strings.Builder
-	for _, block := range res.Content {
-		if t, ok := block.(*mcp.TextContent); ok {
-			text.WriteString(t.Text)
-			continue
-		}
-		c.NonText++
-	}
-	if c.Text, err = sizeOf(text.String(), tok); err != nil {
-		return fmt.Errorf("content text: %w", err)
-	}
-	if c.IsError = res.IsError; c.IsError {
-		c.ErrorLine, _, _ = strings.Cut(text.String(), "\n")
-	}
-	if res.StructuredContent != nil {
-		b, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			return fmt.Errorf("encode structuredContent: %w", err)
-		}
-		if c.Structured, err = sizeOf(string(b), tok); err != nil {
-			return fmt.Errorf("structuredContent: %w", err)
-		}
-	}
-	if !res.IsError {
-		readHandles(text.String(), vars)
-	}
-	return nil
+	return c
 }
 
-func readResource(ctx context.Context, s Session, uri string, tok Tokenizer, c *Call) error {
-	res, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-	if err != nil {
-		return err
+func fromProbe(r *probe.Result, tok Tokenizer) (Call, error) {
+	c := base(r.N, r.Call)
+	c.Arguments, c.URI = r.Args, r.URI
+	if r.Err != nil {
+		c.Error = r.Err.Error()
+		return c, nil
 	}
 	var text strings.Builder
-	for _, rc := range res.Contents {
-		if rc == nil {
-			continue
-		}
-		text.WriteString(rc.Text)
-		if len(rc.Blob) > 0 {
+	for _, b := range r.Blocks {
+		if b.Text == "" && b.Note != "" {
 			c.NonText++
 		}
+		text.WriteString(b.Text)
 	}
-	c.Text, err = sizeOf(text.String(), tok)
-	return err
-}
-
-func listTools(ctx context.Context, s Session, tok Tokenizer, c *Call) error {
-	var tools []*mcp.Tool
-	for t, err := range s.Tools(ctx, nil) {
-		if err != nil {
-			return err
+	var err error
+	if c.Text, err = sizeOf(text.String(), tok); err != nil {
+		return c, fmt.Errorf("text: %w", err)
+	}
+	if len(r.Structured) > 0 {
+		if c.Structured, err = sizeOf(string(r.Structured), tok); err != nil {
+			return c, fmt.Errorf("structuredContent: %w", err)
 		}
-		tools = append(tools, t)
 	}
-	b, err := json.Marshal(tools)
-	if err != nil {
-		return fmt.Errorf("encode tools: %w", err)
+	if c.IsError = r.IsError; c.IsError {
+		c.ErrorLine, _, _ = strings.Cut(text.String(), "\n")
 	}
-	c.Text, err = sizeOf(string(b), tok)
-	return err
+	return c, nil
 }
 
-// CheckResults turns each call into checks: that it produced a result (and
-// not an error result, unless allowErrors), and its sizes against the limits
-// for its tool.
+// CheckResults turns each call into checks: that it produced the result its
+// script line expects (a success, or an error result for a "!" call; any
+// outcome with allowErrors), and its sizes against the limits for its tool.
 func CheckResults(calls []Call, l *Limits, allowErrors bool) []Check {
 	var checks []Check
 	for _, c := range calls {
 		prefix := fmt.Sprintf("result[%d].%s", c.Seq, c.Label())
-		at := fmt.Sprintf("scenario line %d (%s)", c.Line, c.Label())
+		at := fmt.Sprintf("%s (%s)", c.Source, c.Label())
 		switch {
 		case c.Error != "":
 			checks = append(checks, findings(prefix+".call", "findings", []string{c.Error}, at+" produced no result"))
 			continue
-		case c.IsError && !allowErrors:
+		case c.unexpected() && !allowErrors && c.IsError:
 			checks = append(checks, findings(prefix+".call", "findings", []string{c.ErrorLine},
-				at+" returned an error result (--allow-errors measures it without failing)"))
+				at+" returned an error result (mark the line with ! when that is the point, or pass --allow-errors)"))
+		case c.unexpected() && !allowErrors:
+			checks = append(checks, findings(prefix+".call", "findings", []string{"isError is false"},
+				at+" is marked ! but succeeded"))
 		}
 		lim, ok := l.Results[c.Label()]
 		if !ok {

@@ -3,6 +3,8 @@ package budget_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,13 +12,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
 )
 
 func text(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
 
 // resultServer answers with fixed sizes and handles so every measurement of
 // the runner can be worked out by hand.
-func resultServer(t *testing.T) *mcp.ClientSession {
+func resultServer(t *testing.T) (*mcp.ClientSession, *probe.Wire) {
 	s := healthy()
 	s.answers["query_records"] = func(args map[string]any) *mcp.CallToolResult {
 		if args["cursor"] == "c2 /x" {
@@ -27,15 +30,18 @@ func resultServer(t *testing.T) *mcp.ClientSession {
 			StructuredContent: map[string]any{"data": map[string]any{"n": 1}},
 		}
 	}
+	s.answers["aggregate"] = func(args map[string]any) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: text("aggregate ok"), IsError: args["stream"] == "fail"}
+	}
 	s.answers["search"] = func(map[string]any) *mcp.CallToolResult {
 		return &mcp.CallToolResult{IsError: true, Content: text("invalid_arguments: q is required\nnext: pass q")}
 	}
 	s.answers["fetch"] = func(args map[string]any) *mcp.CallToolResult {
-		return &mcp.CallToolResult{Content: text(strings.Repeat("x", 300) + " " + args["id"].(string))}
+		return &mcp.CallToolResult{Content: text(strings.Repeat("x", 300) + " " + fmt.Sprint(args["id"]))}
 	}
 	s.answers["schema"] = func(map[string]any) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{
-			&mcp.TextContent{Text: "streams: s first_fetch_id=conn/s:r1, more"},
+			&mcp.TextContent{Text: "streams: s first_fetch_id=conn/s:r1 more"},
 			&mcp.ImageContent{Data: []byte{1, 2, 3}, MIMEType: "image/png"},
 		}}
 	}
@@ -44,13 +50,15 @@ func resultServer(t *testing.T) *mcp.ClientSession {
 
 const resultScenario = `# sizes
 query_records {"stream": "s"}
-query_records {"stream": "s", "cursor": "$next_cursor"}
-fetch {"id": "$first_fetch_id"}
-schema {}
-fetch {"id": "$first_fetch_id and $$5"}
-search {"q": "x"}
-resources/read pdpp://stream/s
 aggregate {"stream": "s", "since": "$next_changes_since"}
+query_records {"stream": "s", "cursor": "$next_cursor"}
+schema {}
+fetch {"id": "$first_fetch_id"}
+fetch {"id": "$$5"}
+search {"q": "x"}
+!search {"q": "y"}
+!aggregate {"stream": "s"}
+resources/read pdpp://stream/s
 `
 
 func TestRunScenario(t *testing.T) {
@@ -58,12 +66,13 @@ func TestRunScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, err := budget.RunScenario(t.Context(), resultServer(t), sc, words{})
+	cs, wire := resultServer(t)
+	calls, err := budget.RunScenario(t.Context(), cs, wire, sc, words{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	type row struct {
-		Line       int
+		Source     string
 		Label      string
 		Args       string
 		Text       budget.TextSize
@@ -75,21 +84,55 @@ func TestRunScenario(t *testing.T) {
 	}
 	var got []row
 	for _, c := range calls {
-		got = append(got, row{c.Line, c.Label(), string(c.Arguments), c.Text, c.NonText, c.Structured.Bytes, c.IsError, c.ErrorLine, c.Error})
+		got = append(got, row{c.Source, c.Label(), string(c.Arguments), c.Text, c.NonText, c.Structured.Bytes, c.IsError, c.ErrorLine, c.Error})
 	}
 	page1 := `page 1 of s: has_more=true. next_cursor="c2 /x" next_changes_since=ch9.` + "\nrecord[0] é"
+	searchErr := budget.TextSize{Bytes: 45, Chars: 45, Tokens: 7}
 	want := []row{
-		{Line: 2, Label: "query_records", Args: `{"stream":"s"}`, Text: budget.TextSize{Bytes: len(page1), Chars: len(page1) - 1, Tokens: 10}, Structured: len(`{"data":{"n":1}}`)},
-		{Line: 3, Label: "query_records", Args: `{"cursor":"c2 /x","stream":"s"}`, Text: budget.TextSize{Bytes: 23, Chars: 23, Tokens: 6}},
-		{Line: 4, Label: "fetch", Error: "$first_fetch_id is not set: no earlier result's text carried first_fetch_id"},
-		{Line: 5, Label: "schema", Args: `{}`, Text: budget.TextSize{Bytes: 41, Chars: 41, Tokens: 4}, NonText: 1},
-		{Line: 6, Label: "fetch", Args: `{"id":"conn/s:r1 and $5"}`, Text: budget.TextSize{Bytes: 300 + 1 + 16, Chars: 317, Tokens: 4}},
-		{Line: 7, Label: "search", Args: `{"q":"x"}`, Text: budget.TextSize{Bytes: 45, Chars: 45, Tokens: 7}, IsError: true, ErrorLine: "invalid_arguments: q is required"},
-		{Line: 8, Label: "resources/read", Error: `calling "resources/read": Resource not found`},
-		{Line: 9, Label: "aggregate", Args: `{"since":"ch9","stream":"s"}`, Text: budget.TextSize{Bytes: 12, Chars: 12, Tokens: 2}},
+		{Source: "sizes:2", Label: "query_records", Args: `{"stream":"s"}`, Text: budget.TextSize{Bytes: len(page1), Chars: len(page1) - 1, Tokens: 10}, Structured: len(`{"data":{"n":1}}`)},
+		{Source: "sizes:3", Label: "aggregate", Args: `{"stream":"s","since":"ch9"}`, Text: budget.TextSize{Bytes: 12, Chars: 12, Tokens: 2}},
+		{Source: "sizes:4", Label: "query_records", Args: `{"stream":"s","cursor":"c2 /x"}`, Text: budget.TextSize{Bytes: 23, Chars: 23, Tokens: 6}},
+		{Source: "sizes:5", Label: "schema", Args: `{}`, Text: budget.TextSize{Bytes: 40, Chars: 40, Tokens: 4}, NonText: 1},
+		{Source: "sizes:6", Label: "fetch", Args: `{"id":"conn/s:r1"}`, Text: budget.TextSize{Bytes: 300 + 1 + 9, Chars: 310, Tokens: 2}},
+		{Source: "sizes:7", Label: "fetch", Args: `{"id":"$5"}`, Text: budget.TextSize{Bytes: 300 + 1 + 2, Chars: 303, Tokens: 2}},
+		{Source: "sizes:8", Label: "search", Args: `{"q":"x"}`, Text: searchErr, IsError: true, ErrorLine: "invalid_arguments: q is required"},
+		{Source: "sizes:9", Label: "search", Args: `{"q":"y"}`, Text: searchErr, IsError: true, ErrorLine: "invalid_arguments: q is required"},
+		{Source: "sizes:10", Label: "aggregate", Args: `{"stream":"s"}`, Text: budget.TextSize{Bytes: 12, Chars: 12, Tokens: 2}},
+		{Source: "sizes:11", Label: "resources/read", Error: `resources/read pdpp://stream/s: calling "resources/read": Resource not found`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+
+	// Checks: the unmarked error result and the ! call that succeeded fail,
+	// the ! call that failed passes; the read produced nothing.
+	var failed []string
+	for _, c := range budget.CheckResults(calls, testLimits(), false) {
+		if !c.Pass {
+			failed = append(failed, c.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"result[7].search.call", "result[9].aggregate.call", "result[10].resources/read.call"}, failed); diff != "" {
+		t.Errorf("failed checks (-want +got):\n%s", diff)
+	}
+}
+
+// A variable no earlier text provided stops the run: the later calls are
+// listed as not run rather than left out.
+func TestRunScenarioMissingVariable(t *testing.T) {
+	sc, err := budget.ParseScenario("v", []byte("schema {}\nfetch {\"id\": \"$next_read_args\"}\naggregate {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, wire := resultServer(t)
+	calls, err := budget.RunScenario(t.Context(), cs, wire, sc, words{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 3 || calls[0].Error != "" ||
+		!strings.Contains(calls[1].Error, "$next_read_args is not available") ||
+		calls[2].Error != "not run: the scenario stopped at call 2 (v:2), whose variable had no value" {
+		t.Errorf("calls %+v", calls)
 	}
 }
 
@@ -99,22 +142,22 @@ func TestRunScenarioStopsWhenCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	cs := resultServer(t)
+	cs, wire := resultServer(t)
 	cancel()
-	calls, err := budget.RunScenario(ctx, cs, sc, words{})
-	if err == nil || len(calls) != 0 || !strings.Contains(err.Error(), "x line 1") {
+	calls, err := budget.RunScenario(ctx, cs, wire, sc, words{})
+	if !errors.Is(err, context.Canceled) || len(calls) > 1 {
 		t.Errorf("calls %v, error %v", calls, err)
 	}
 }
 
 func TestCheckResults(t *testing.T) {
 	calls := []budget.Call{
-		{Seq: 1, Line: 3, Method: budget.StepTool, Tool: "search", Text: budget.TextSize{Bytes: 1700, Chars: 1600}, Structured: budget.TextSize{Bytes: 9000}},
-		{Seq: 2, Line: 4, Method: budget.StepTool, Tool: "search", Text: budget.TextSize{Bytes: 1900, Chars: 1900}},
-		{Seq: 3, Line: 5, Method: budget.StepTool, Tool: "aggregate", Text: budget.TextSize{Bytes: 500, Chars: 401}},
-		{Seq: 4, Line: 6, Method: budget.StepTool, Tool: "fetch", Error: "$first_fetch_id is not set"},
-		{Seq: 5, Line: 7, Method: budget.StepTool, Tool: "schema", IsError: true, ErrorLine: "invalid_arguments: stream is not granted", Text: budget.TextSize{Bytes: 10}},
-		{Seq: 6, Line: 8, Method: budget.StepRead, URI: "pdpp://stream/s", Text: budget.TextSize{Bytes: 10}},
+		{Seq: 1, Source: "c:3", Method: "tools/call", Tool: "search", Text: budget.TextSize{Bytes: 1700, Chars: 1600}, Structured: budget.TextSize{Bytes: 9000}},
+		{Seq: 2, Source: "c:4", Method: "tools/call", Tool: "search", Text: budget.TextSize{Bytes: 1900, Chars: 1900}},
+		{Seq: 3, Source: "c:5", Method: "tools/call", Tool: "aggregate", Text: budget.TextSize{Bytes: 500, Chars: 401}},
+		{Seq: 4, Source: "c:6", Method: "tools/call", Tool: "fetch", Error: "$first_fetch_id is not set"},
+		{Seq: 5, Source: "c:7", Method: "tools/call", Tool: "schema", IsError: true, ErrorLine: "invalid_arguments: stream is not granted", Text: budget.TextSize{Bytes: 10}},
+		{Seq: 6, Source: "c:8", Method: "resources/read", URI: "pdpp://stream/s", Text: budget.TextSize{Bytes: 10}},
 	}
 	l := testLimits()
 	l.Results = map[string]budget.ResultLimits{
@@ -138,11 +181,11 @@ func TestCheckResults(t *testing.T) {
 	want := []row{
 		{"result[1].search.text_bytes", true, ""},
 		{"result[1].search.structured_bytes", true, ""},
-		{"result[2].search.text_bytes", false, "scenario line 4 (search) content[] text: 1,900 bytes, 100 over the budget of 1,800"},
+		{"result[2].search.text_bytes", false, "c:4 (search) content[] text: 1,900 bytes, 100 over the budget of 1,800"},
 		{"result[2].search.structured_bytes", true, ""},
-		{"result[3].aggregate.text_chars", false, "scenario line 5 (aggregate) content[] text: 401 chars, 1 over the budget of 400"},
-		{"result[4].fetch.call", false, "scenario line 6 (fetch) produced no result: $first_fetch_id is not set"},
-		{"result[5].schema.call", false, "scenario line 7 (schema) returned an error result (--allow-errors measures it without failing): invalid_arguments: stream is not granted"},
+		{"result[3].aggregate.text_chars", false, "c:5 (aggregate) content[] text: 401 chars, 1 over the budget of 400"},
+		{"result[4].fetch.call", false, "c:6 (fetch) produced no result: $first_fetch_id is not set"},
+		{"result[5].schema.call", false, "c:7 (schema) returned an error result (mark the line with ! when that is the point, or pass --allow-errors): invalid_arguments: stream is not granted"},
 		{"result[5].schema.text_bytes", true, ""},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -161,12 +204,12 @@ func TestCheckResults(t *testing.T) {
 // A call's JSON is part of --json output: zero and empty members are left
 // out except the sizes, which are always there.
 func TestCallJSON(t *testing.T) {
-	c := budget.Call{Seq: 1, Line: 2, Method: budget.StepTool, Tool: "fetch", Arguments: json.RawMessage(`{"id":"a"}`), Text: budget.TextSize{Bytes: 3, Chars: 3, Tokens: 1}}
+	c := budget.Call{Seq: 1, Source: "s:2", Method: "tools/call", Tool: "fetch", Arguments: json.RawMessage(`{"id":"a"}`), Text: budget.TextSize{Bytes: 3, Chars: 3, Tokens: 1}}
 	b, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"seq":1,"line":2,"method":"tools/call","tool":"fetch","arguments":{"id":"a"},"text":{"bytes":3,"chars":3,"tokens":1},"structured":{"bytes":0,"chars":0,"tokens":0}}`
+	want := `{"seq":1,"source":"s:2","method":"tools/call","tool":"fetch","arguments":{"id":"a"},"text":{"bytes":3,"chars":3,"tokens":1},"structured":{"bytes":0,"chars":0,"tokens":0}}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
