@@ -129,6 +129,8 @@ func (c *JSONCut) continueMember(id string, members []member, i, p int) int {
 			return 1
 		}
 		return i
+	case m.node.kind == kindString && m.node.chars == 0:
+		return i + 1 // an empty string: nothing left to read
 	case !started && i > 0:
 		return i
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -248,4 +249,96 @@ func TestFirstMark(t *testing.T) {
 			t.Errorf("FirstMark(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// BoundJSON never exceeds its limit, and its continuations name members of
+// the payload by names a tool argument can carry, reading from inside the
+// member's value.
+func FuzzBoundJSON(f *testing.F) {
+	f.Add(`{"a":"x","body":"`+strings.Repeat("é\\n\\\"", 50)+`","n":[1,{"k":null}]}`, 40)
+	f.Add(`{"raw":"`+strings.Repeat("QUJD", 80)+`","t":"\ud83d\ude00 \u00e9"}`, 10)
+	f.Add(`[1,2,3]`, 3)
+	f.Fuzz(func(t *testing.T, payload string, limit int) {
+		if !gjson.Valid(payload) || limit > 1<<16 {
+			return
+		}
+		v := gjson.Parse(payload)
+		// A name given twice addresses no member in particular (RS payloads
+		// come from JSON objects and never repeat a name).
+		seen := map[string]bool{}
+		dup := false
+		v.ForEach(func(k, _ gjson.Result) bool {
+			dup = dup || seen[k.Str]
+			seen[k.Str] = true
+			return !dup
+		})
+		if dup {
+			return
+		}
+		c := BoundJSON("s:r", v, limit)
+		if limit > 0 && Len(c.Text) > limit {
+			t.Fatalf("%d code points for limit %d", Len(c.Text), limit)
+		}
+		if !c.Cut() && c.Text != VisibleJSON(v) {
+			t.Fatalf("uncut text %q is not the rendering %q", c.Text, VisibleJSON(v))
+		}
+		if c.Next != nil {
+			m := v.Get(gjson.Escape(c.CutField))
+			size := Len(VisibleJSON(m))
+			if m.Type == gjson.String {
+				size = Len(m.Str)
+			}
+			if !m.Exists() || !FieldPathOK(c.CutField) || *c.Next.Args.OffsetChars < 0 || *c.Next.Args.OffsetChars >= size {
+				t.Fatalf("next %+v for member %s of size %d", c.Next.Args, c.CutField, size)
+			}
+		}
+		if c.Rest != nil {
+			for _, f := range c.Rest.Args.Fields {
+				if !FieldPathOK(f) || f == c.CutField {
+					t.Fatalf("rest names %q", f)
+				}
+			}
+		}
+	})
+}
+
+// WindowOf follows the RS window math for any text and selector.
+func FuzzWindowOf(f *testing.F) {
+	f.Add("Booking confirmation LX-4821. Seat 23A.", 3, 10, "Seat", 4, 2)
+	f.Add("😀é😀é", 1, 2, "", 0, 0)
+	f.Fuzz(func(t *testing.T, text string, offset, limit int, q string, before, after int) {
+		if offset < 0 || limit < 0 || before < 0 || after < 0 || before > MaxContextChars || after > MaxContextChars {
+			return
+		}
+		w, ok := WindowOf(text, WindowSelector{Offset: offset, Limit: limit, Q: q, Before: before, After: after, HasContext: before+after > 0})
+		if !ok {
+			if q == "" || strings.Contains(text, q) {
+				t.Fatalf("window refused for q %q", q)
+			}
+			return
+		}
+		total := Len(text)
+		if w.TotalChars != total || w.StartChars > w.EndChars || w.EndChars > total || w.LimitChars > MaxWindowChars ||
+			Len(w.Text) != w.EndChars-w.StartChars || w.EndChars-w.StartChars > w.LimitChars ||
+			w.Complete != (w.StartChars == 0 && w.EndChars >= total) || w.HasMore != (w.EndChars < total) {
+			t.Fatalf("window %+v of %d code points", w, total)
+		}
+		if w.NextOffset != nil && *w.NextOffset != w.EndChars {
+			t.Fatalf("next %d, end %d", *w.NextOffset, w.EndChars)
+		}
+		if utf8.ValidString(text) && !strings.Contains(text, w.Text) {
+			t.Fatalf("window text %q is not part of the text", w.Text)
+		}
+	})
+}
+
+func FuzzFirstMark(f *testing.F) {
+	f.Add("a <mark>b</mark> c")
+	f.Add("<mark><mark>x</mark>")
+	f.Fuzz(func(t *testing.T, s string) {
+		m := FirstMark(s)
+		if m != "" && (!strings.Contains(s, "<mark>"+m+"</mark>") || strings.Contains(m, "<mark>") || strings.Contains(m, "</mark>")) {
+			t.Fatalf("FirstMark(%q) = %q", s, m)
+		}
+	})
 }
