@@ -135,3 +135,26 @@ func TestSet(t *testing.T) {
 		}
 	}
 }
+
+// The budget file parser never panics; a file it accepts is valid, and
+// every override it accepts leaves a file that Validate judges.
+func FuzzParseLimits(f *testing.F) {
+	f.Add([]byte(validFile), "tools_list.max_bytes=1")
+	f.Add([]byte(`{"tools_list": {"tool_max_bytes": {"x": -1}}, "results": {"": {}}}`), "results.x.text_max_chars=-3")
+	f.Add([]byte(`{} {}`), "=")
+	f.Add([]byte(`null`), "prose.min_chars= 7 ")
+	f.Fuzz(func(t *testing.T, src []byte, override string) {
+		l, err := budget.ParseLimits(src)
+		if err != nil {
+			return
+		}
+		if err := l.Validate(); err != nil {
+			t.Fatalf("accepted an invalid file: %v", err)
+		}
+		if key, n, err := budget.ParseOverride(override); err == nil {
+			if err := l.Set(key, n); err == nil {
+				_ = l.Validate()
+			}
+		}
+	})
+}
