@@ -119,14 +119,21 @@ func Transcript(r *Result, n *Normalizer) []byte {
 	if r.Err != nil {
 		return b.Bytes()
 	}
-	fmt.Fprintf(&b, "size: %d bytes, %d chars, %d tokens (%s)\n", r.Size.Bytes, r.Size.Chars, r.Size.Tokens, TokenRule)
-	for _, bl := range r.Blocks {
+	// Bytes and characters are those received. Tokens are counted on the
+	// normalised text shown below: a random request id tokenises
+	// differently on every run, its placeholder always the same.
+	texts := make([]string, len(r.Blocks))
+	for i, bl := range r.Blocks {
+		texts[i] = n.String(bl.Text)
+	}
+	fmt.Fprintf(&b, "size: %d bytes, %d chars received; %s tokens (%s) as shown\n", r.Size.Bytes, r.Size.Chars, tokenCount(strings.Join(texts, "")), TokenRule)
+	for i, bl := range r.Blocks {
 		if bl.Text == "" && bl.Note != "" {
 			fmt.Fprintf(&b, "--- %s: %s ---\n", n.String(bl.Label), n.String(bl.Note))
 			continue
 		}
 		fmt.Fprintf(&b, "--- %s (%d bytes) ---\n", n.String(bl.Label), len(bl.Text))
-		b.WriteString(n.String(bl.Text))
+		b.WriteString(texts[i])
 		b.WriteString("\n")
 	}
 	return b.Bytes()
@@ -147,6 +154,16 @@ func outcome(r *Result) string {
 		return "ok, but the script expected isError"
 	}
 	return "ok"
+}
+
+// tokenCount counts the tokens of s for display ("?" if the encoding could
+// not be loaded, which measure has already reported).
+func tokenCount(s string) string {
+	sz, err := measure(s)
+	if err != nil {
+		return "?"
+	}
+	return strconv.Itoa(sz.Tokens)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

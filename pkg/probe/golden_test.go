@@ -55,7 +55,7 @@ call 2: query_records {"cursor":"$next_cursor"}
 sent: {"cursor":"<cursor-1>"}
 uses: $next_cursor from call 1 (query_records)
 result: ok
-size: 59 bytes, 59 chars, 7 tokens (o200k_base)
+size: 59 bytes, 59 chars received; 23 tokens (o200k_base) as shown
 --- content[0] text (59 bytes) ---
 records: 2. next_cursor="<cursor-2>" request_id=<request-id>
 record[0] x
@@ -134,7 +134,7 @@ func TestRecordCheck(t *testing.T) {
 	if len(ms) != 1 || ms[0].N != 2 || ms[0].File != "002-query_records.txt" {
 		t.Fatalf("mismatches = %+v, want call 2", ms)
 	}
-	if want := "the size (11 bytes, 11 chars, 7 tokens (o200k_base) → 21 bytes, 21 chars, 7 tokens (o200k_base)), the model-visible text changed"; ms[0].Reason != want {
+	if want := "the size (11 bytes, 11 chars received; 2 tokens (o200k_base) as shown → 21 bytes, 21 chars received; 6 tokens (o200k_base) as shown), the model-visible text changed"; ms[0].Reason != want {
 		t.Errorf("reason = %q, want %q", ms[0].Reason, want)
 	}
 	for _, want := range []string{"-second page\n", "+second page, reworded\n", "golden: 002-query_records.txt"} {

@@ -184,10 +184,19 @@ func (p *Printer) Print(r *Result) error {
 		}
 	}
 
+	tokens := fmt.Sprintf("~%d tokens (%s)", r.Size.Tokens, TokenRule)
+	if p.n != nil {
+		// As in transcripts: counted on the normalised text, which is stable.
+		var shown strings.Builder
+		for _, bl := range r.Blocks {
+			shown.WriteString(p.n.String(bl.Text))
+		}
+		tokens = fmt.Sprintf("~%s tokens (%s, as shown)", tokenCount(shown.String()), TokenRule)
+	}
 	footer := []string{
 		fmt.Sprintf("%d bytes", r.Size.Bytes),
 		fmt.Sprintf("%d chars", r.Size.Chars),
-		fmt.Sprintf("~%d tokens (%s)", r.Size.Tokens, TokenRule),
+		tokens,
 	}
 	if p.n == nil {
 		footer = append(footer, formatLatency(r.Latency))

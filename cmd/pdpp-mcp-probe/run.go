@@ -1,0 +1,488 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
+)
+
+const cmdName = "pdpp-mcp-probe"
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // anything else: connection, protocol error, missing variable, I/O
+	exitUsage   = 2
+	exitIsError = 3 // a call's isError was not what the script expects
+	exitGolden  = 4 // a transcript differs from the golden one
+)
+
+// exitErr is a failure whose message is the one line printed on stderr.
+type exitErr struct {
+	code int
+	msg  string
+}
+
+func (e *exitErr) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &exitErr{code: exitUsage, msg: fmt.Sprintf(format, args...) + " (see " + cmdName + " --help)"}
+}
+
+// run is the whole command; it never calls os.Exit.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var secrets []string
+	err := newApp(stdin, stdout, stderr, &secrets).RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	code := exitUsage // errors the action did not classify come from flag parsing
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	msg, _ := probe.Sanitize(redactAll(oneLine(err.Error()), secrets))
+	fmt.Fprintf(stderr, "%s: %s\n", cmdName, msg)
+	return code
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func redactAll(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
+}
+
+const description = `pdpp-mcp-probe calls the tools of a PDPP MCP server and shows what the
+model sees: the content[] text of each result, verbatim, with its size in
+bytes, characters and tokens (o200k_base), the latency and whether it is an
+error result. Start here:
+
+  pdpp-mcp-probe --demo
+
+runs a tour of the six tools over the demo dataset, ending with a journey
+that continues only from what each result's text said.
+
+Targets (exactly one):
+  --demo                      in-process pdpp-mcp over the demo dataset
+  --provider-url URL          in-process pdpp-mcp over a resource server, with the
+                              credential ` + "`pdpp connect URL`" + ` cached (pdpp-mcp's rules)
+  --server 'CMD ARGS…'        any stdio MCP server, spawned
+  --url URL                   a Streamable HTTP endpoint; --bearer-env NAME sends
+                              the token held in environment variable NAME
+
+Calls: --script FILE (- for stdin) and --call, in that order. A line is
+  TOOL {json arguments}     a tools/call; prefix ! when it must return isError
+  tools/list
+  resources/read URI
+# comments and blank lines are skipped. String arguments "$first_fetch_id",
+"$next_cursor" and "$next_changes_since", and "TOOL $next_read_args" as the
+whole arguments, take values from earlier results' content[] text only.
+
+Exit codes: 0 every call ran as expected, 1 anything else (connection,
+protocol error, missing variable), 2 usage, 3 a call returned isError (or a
+! call did not), unless --allow-errors, 4 a golden transcript differs.
+
+Details and a sample of the output: docs/probe.md.`
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer, secrets *[]string) *cli.App {
+	return &cli.App{
+		Name:                      cmdName,
+		Usage:                     "replay MCP tool calls and show exactly what the model sees",
+		UsageText:                 cmdName + " --demo [flags]\n" + cmdName + " (--provider-url URL | --server 'CMD ARGS…' | --url URL) (--script FILE | --call 'TOOL {json}'…) [flags]",
+		Description:               description,
+		Version:                   server.Version(),
+		HideHelpCommand:           true,
+		DisableSliceFlagSeparator: true, // --call values hold commas
+		Writer:                    stdout,
+		ErrWriter:                 stderr,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "demo", Category: "target",
+				Usage: "serve the demo dataset from an in-process pdpp-mcp (no set-up)"},
+			&cli.StringFlag{Name: "provider-url", Category: "target",
+				Usage: "serve the grant cached for resource server `URL` from an in-process pdpp-mcp"},
+			&cli.StringFlag{Name: "cache-root", EnvVars: []string{"PDPP_CACHE_ROOT"}, Category: "target",
+				Usage: "credential cache `DIR` for --provider-url (default: ./.pdpp if it exists, else $HOME/.pdpp)"},
+			&cli.StringFlag{Name: "server", Category: "target",
+				Usage: "spawn the stdio MCP server `'CMD ARGS…'` (split like a shell, without expansion)"},
+			&cli.StringFlag{Name: "url", Category: "target",
+				Usage: "Streamable HTTP MCP endpoint `URL`"},
+			&cli.StringFlag{Name: "bearer-env", Category: "target",
+				Usage: "send the bearer token held in environment variable `NAME` to --url (never printed)"},
+			&cli.StringFlag{Name: "script", Category: "calls",
+				Usage: "read calls from `FILE`, one per line (- reads stdin)"},
+			&cli.StringSliceFlag{Name: "call", Category: "calls",
+				Usage: "one call, `'TOOL {json}'`; repeatable, runs after --script"},
+			&cli.BoolFlag{Name: "print-tour", Category: "calls",
+				Usage: "print the built-in tour as a script and exit"},
+			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Category: "calls",
+				Usage: "time limit (`DURATION`) for each call"},
+			&cli.BoolFlag{Name: "allow-errors", Category: "calls",
+				Usage: "exit 0 even when a call returns isError"},
+			&cli.BoolFlag{Name: "structured", Category: "output",
+				Usage: "add each result's structuredContent, indented, to its panel"},
+			&cli.StringFlag{Name: "color", Value: string(probe.ColorAuto), Category: "output",
+				Usage: "colour: `auto` (terminal and NO_COLOR unset), always or never"},
+			&cli.BoolFlag{Name: "json", Category: "output",
+				Usage: "print one JSON object per call instead of panels"},
+			&cli.BoolFlag{Name: "normalize", Category: "output",
+				Usage: "print volatile values (request ids, cursors, ports) as golden transcripts do, and no latency"},
+			&cli.StringFlag{Name: "record", Category: "golden",
+				Usage: "write one golden transcript per call into `DIR`"},
+			&cli.StringFlag{Name: "check", Category: "golden",
+				Usage: "compare each call with the golden transcripts in `DIR`; exit 4 on a difference"},
+			&cli.StringFlag{Name: "log-level", Value: "warn", Category: "output",
+				Usage: "stderr log `LEVEL` of in-process servers: debug, info, warn or error"},
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageErrorf("%s", err)
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+		Action: func(c *cli.Context) error {
+			err := action(c, stdin, stdout, stderr, secrets)
+			var ee *exitErr
+			if err != nil && !errors.As(err, &ee) {
+				err = &exitErr{code: exitFailure, msg: err.Error()}
+			}
+			return err
+		},
+	}
+}
+
+// config is what the flags resolved to.
+type config struct {
+	timeout time.Duration
+	log     *slog.Logger
+	stderr  io.Writer
+}
+
+func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *[]string) error {
+	if c.NArg() > 0 {
+		return usageErrorf("unexpected argument %q: calls go in --call or --script", c.Args().First())
+	}
+	if c.Bool("print-tour") {
+		_, err := io.WriteString(stdout, probe.TourScript)
+		return err
+	}
+	t, err := targetFrom(c)
+	if err != nil {
+		return err
+	}
+	calls, err := callsFrom(c, stdin, t)
+	if err != nil {
+		return err
+	}
+	color, err := probe.ParseColor(c.String("color"))
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	level, err := parseLevel(c.String("log-level"))
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.Duration("timeout") <= 0:
+		return usageErrorf("--timeout must be positive, got %s", c.Duration("timeout"))
+	case c.String("record") != "" && c.String("check") != "":
+		return usageErrorf("--record and --check exclude each other")
+	case c.Bool("json") && c.Bool("structured"):
+		return usageErrorf("--structured adds to panels; --json already holds structuredContent in each result")
+	}
+	cfg := config{
+		timeout: c.Duration("timeout"),
+		log:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		stderr:  stderr,
+	}
+
+	// Open the golden directory before connecting, so a wrong path fails fast.
+	var rec *probe.Recorder
+	var chk *probe.Checker
+	if dir := c.String("record"); dir != "" {
+		if rec, err = probe.NewRecorder(dir); err != nil {
+			return err
+		}
+	}
+	if dir := c.String("check"); dir != "" {
+		if chk, err = probe.NewChecker(dir); err != nil {
+			return err
+		}
+	}
+
+	*secrets = append(*secrets, t.secrets()...)
+	cn, err := connect(c.Context, t, cfg)
+	var ce *credential.Error
+	switch {
+	case errors.As(err, &ce) && (ce.Code == credential.CodeNoProviderURL || ce.Code == credential.CodeInvalidProviderURL):
+		return &exitErr{code: exitUsage, msg: err.Error()}
+	case err != nil:
+		return err
+	}
+	defer func() {
+		if err := cn.close(); err != nil {
+			cfg.log.Warn("closing the session", "error", err)
+		}
+	}()
+
+	out := outputFor(c, stdout, color, *secrets)
+	var tl tally
+	runner := &probe.Runner{Session: cn.session, Wire: cn.wire, Timeout: cfg.timeout}
+	runErr := runner.Run(c.Context, calls, func(r *probe.Result) error {
+		tl.add(r)
+		if err := out.result(r); err != nil {
+			return err
+		}
+		switch {
+		case rec != nil:
+			return rec.Add(r)
+		case chk != nil:
+			m, err := chk.Check(r)
+			if err != nil {
+				return err
+			}
+			if m != nil {
+				tl.mismatches = append(tl.mismatches, *m)
+				return out.mismatch(m, stderr)
+			}
+		}
+		return nil
+	})
+	if runErr != nil {
+		return runErr
+	}
+	if chk != nil {
+		for _, m := range chk.Finish() {
+			tl.mismatches = append(tl.mismatches, m)
+			if err := out.mismatch(&m, stderr); err != nil {
+				return err
+			}
+		}
+	}
+	if rec != nil {
+		removed, err := rec.Finish()
+		if err != nil {
+			return err
+		}
+		note := ""
+		if len(removed) > 0 {
+			note = fmt.Sprintf(" and removed %d from an earlier run (%s)", len(removed), strings.Join(removed, ", "))
+		}
+		fmt.Fprintf(stderr, "%s: wrote %d golden transcripts to %s%s\n", cmdName, tl.calls, rec.Dir, note)
+	}
+	return tl.verdict(c.Bool("allow-errors"), c.String("check"))
+}
+
+func (t target) secrets() []string {
+	if t.bearerEnv == "" {
+		return nil
+	}
+	return []string{os.Getenv(t.bearerEnv)}
+}
+
+// targetFrom reads the target flags: exactly one target.
+func targetFrom(c *cli.Context) (target, error) {
+	t := target{
+		providerURL: c.String("provider-url"),
+		cacheRoot:   c.String("cache-root"),
+		url:         c.String("url"),
+		bearerEnv:   c.String("bearer-env"),
+	}
+	var chosen []string
+	if c.Bool("demo") {
+		chosen = append(chosen, targetDemo)
+	}
+	for _, k := range []string{targetProvider, targetServer, targetURL} {
+		if c.IsSet(strings.TrimPrefix(k, "--")) {
+			chosen = append(chosen, k)
+		}
+	}
+	switch {
+	case len(chosen) == 0:
+		return t, usageErrorf("no target: pass --demo, --provider-url URL, --server 'CMD ARGS…' or --url URL")
+	case len(chosen) > 1:
+		return t, usageErrorf("%s: pass exactly one target", strings.Join(chosen, " and "))
+	}
+	t.kind = chosen[0]
+	if c.IsSet("server") {
+		argv, err := splitCommand(c.String("server"))
+		if err != nil {
+			return t, usageErrorf("--server: %v", err)
+		}
+		t.server = argv
+	}
+	if c.IsSet("bearer-env") && !c.IsSet("url") {
+		return t, usageErrorf("--bearer-env goes with --url")
+	}
+	if c.IsSet("url") {
+		if err := checkHostedURL(t.url); err != nil {
+			return t, usageErrorf("%v", err)
+		}
+		if t.bearerEnv != "" {
+			if os.Getenv(t.bearerEnv) == "" {
+				return t, usageErrorf("--bearer-env %s: that environment variable is empty or unset", t.bearerEnv)
+			}
+			if credential.Cleartext(t.url) {
+				return t, usageErrorf("--url %s is plain http to a host that is not loopback: the bearer would travel unencrypted; use https", t.url)
+			}
+		}
+	}
+	return t, nil
+}
+
+// callsFrom reads --script then --call; with --demo and neither, the tour.
+func callsFrom(c *cli.Context, stdin io.Reader, t target) ([]probe.Call, error) {
+	var calls []probe.Call
+	var errs []error
+	if path := c.String("script"); path != "" {
+		r, name := stdin, "stdin"
+		if path != "-" {
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, usageErrorf("--script: %v", err)
+			}
+			defer f.Close()
+			r, name = f, path
+		}
+		got, err := probe.ParseScript(name, r)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		calls = append(calls, got...)
+	}
+	for i, s := range c.StringSlice("call") {
+		call, ok, err := probe.ParseCall(fmt.Sprintf("--call %d", i+1), s)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case !ok:
+			errs = append(errs, fmt.Errorf("--call %d is empty or a comment", i+1))
+		default:
+			calls = append(calls, call)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, &exitErr{code: exitUsage, msg: errors.Join(errs...).Error()}
+	}
+	if len(calls) == 0 && c.IsSet("script") {
+		return nil, usageErrorf("--script %s holds no calls", c.String("script"))
+	}
+	if len(calls) == 0 {
+		if t.kind != targetDemo {
+			return nil, usageErrorf("no calls: pass --script FILE or --call 'TOOL {json}' (the built-in tour runs with --demo)")
+		}
+		return probe.Tour()
+	}
+	return calls, nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "", "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, usageErrorf("--log-level must be debug, info, warn or error, got %q", s)
+}
+
+// output prints results as panels or JSON lines.
+type output struct {
+	panels *probe.Printer
+	json   *probe.JSONWriter
+}
+
+func outputFor(c *cli.Context, stdout io.Writer, color probe.Color, secrets []string) *output {
+	if c.Bool("json") {
+		return &output{json: probe.NewJSONWriter(stdout, c.Bool("normalize"), secrets)}
+	}
+	return &output{panels: probe.NewPrinter(stdout, probe.PrinterOptions{
+		Color: color, Structured: c.Bool("structured"), Normalize: c.Bool("normalize"), Redact: secrets,
+	})}
+}
+
+func (o *output) result(r *probe.Result) error {
+	if o.json != nil {
+		return o.json.Write(r)
+	}
+	return o.panels.Print(r)
+}
+
+// mismatch shows a golden difference: after the panel, or on stderr when
+// stdout carries JSON.
+func (o *output) mismatch(m *probe.Mismatch, stderr io.Writer) error {
+	if o.json != nil {
+		return probe.NewPrinter(stderr, probe.PrinterOptions{Color: probe.ColorNever}).Diff(m)
+	}
+	return o.panels.Diff(m)
+}
+
+// tally counts how the calls ended.
+type tally struct {
+	calls      int
+	failed     []string // protocol or transport errors
+	isError    []string // isError where none was expected
+	notError   []string // ! calls that did not return isError
+	mismatches []probe.Mismatch
+}
+
+func (t *tally) add(r *probe.Result) {
+	t.calls++
+	what := fmt.Sprintf("call %d (%s)", r.N, r.Call.Name())
+	switch {
+	case r.Err != nil:
+		t.failed = append(t.failed, what+": "+oneLine(r.Err.Error()))
+	case r.Unexpected() && r.IsError:
+		t.isError = append(t.isError, what)
+	case r.Unexpected():
+		t.notError = append(t.notError, what)
+	}
+}
+
+// verdict is the exit status: failures (1) before golden mismatches (4)
+// before unexpected error results (3).
+func (t *tally) verdict(allowErrors bool, checkDir string) error {
+	if len(t.failed) > 0 {
+		msg := t.failed[0]
+		if len(t.failed) > 1 {
+			msg = fmt.Sprintf("%d of %d calls failed; first: %s", len(t.failed), t.calls, msg)
+		}
+		return &exitErr{code: exitFailure, msg: msg}
+	}
+	if len(t.mismatches) > 0 {
+		var which []string
+		for _, m := range t.mismatches {
+			which = append(which, fmt.Sprintf("call %d", m.N))
+		}
+		return &exitErr{code: exitGolden, msg: fmt.Sprintf("%d golden transcripts in %s differ from this run (%s); review the diff, then re-record with --record %s",
+			len(t.mismatches), checkDir, strings.Join(which, ", "), checkDir)}
+	}
+	var parts []string
+	if len(t.isError) > 0 && !allowErrors {
+		parts = append(parts, fmt.Sprintf("%s returned isError (pass --allow-errors, or mark an expected error with ! in the script)", strings.Join(t.isError, ", ")))
+	}
+	if len(t.notError) > 0 {
+		parts = append(parts, fmt.Sprintf("%s did not return the isError its ! expects", strings.Join(t.notError, ", ")))
+	}
+	if len(parts) > 0 {
+		return &exitErr{code: exitIsError, msg: strings.Join(parts, "; ")}
+	}
+	return nil
+}
