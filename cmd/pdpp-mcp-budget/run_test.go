@@ -90,7 +90,7 @@ func TestBuiltinScenario(t *testing.T) {
 	for _, c := range sc.Calls {
 		called = append(called, c.Tool)
 	}
-	for _, name := range budget.Surface {
+	for _, name := range budget.Surface() {
 		if !slices.Contains(called, name) {
 			t.Errorf("the built-in scenario never calls %s", name)
 		}

@@ -125,7 +125,7 @@ func checkMembership(tools []*mcp.Tool) Check {
 		got = append(got, t.Name)
 	}
 	var missing, extra, why []string
-	for _, name := range Surface {
+	for _, name := range surface {
 		if !slices.Contains(got, name) {
 			missing = append(missing, name)
 		}
@@ -135,7 +135,7 @@ func checkMembership(tools []*mcp.Tool) Check {
 		switch {
 		case seen[name]:
 			extra = append(extra, name+" (listed twice)")
-		case !slices.Contains(Surface, name):
+		case !slices.Contains(surface, name):
 			extra = append(extra, name)
 			if reason := forbiddenTool(name); reason != "" {
 				why = append(why, name+": "+reason)
@@ -143,7 +143,7 @@ func checkMembership(tools []*mcp.Tool) Check {
 		}
 		seen[name] = true
 	}
-	c := Check{Name: "tools.membership", Kind: Exact, Measured: len(got), Limit: len(Surface), Unit: "tools",
+	c := Check{Name: "tools.membership", Kind: Exact, Measured: len(got), Limit: len(surface), Unit: "tools",
 		Pass: len(missing) == 0 && len(extra) == 0}
 	if !c.Pass {
 		var parts []string
@@ -153,7 +153,7 @@ func checkMembership(tools []*mcp.Tool) Check {
 		if len(missing) > 0 {
 			parts = append(parts, "missing "+strings.Join(missing, ", "))
 		}
-		c.Message = "tools/list must hold exactly " + strings.Join(Surface, ", ") + "; " + strings.Join(parts, "; ")
+		c.Message = "tools/list must hold exactly " + strings.Join(surface, ", ") + "; " + strings.Join(parts, "; ")
 		if len(why) > 0 {
 			c.Message += " (" + strings.Join(why, "; ") + ")"
 		}

@@ -244,10 +244,10 @@ func TestSurfaceCheckNames(t *testing.T) {
 		names = append(names, c.Name)
 	}
 	want := []string{"tools.membership", "tools_list.bytes"}
-	for _, n := range budget.Surface {
+	for _, n := range budget.Surface() {
 		want = append(want, "tool."+n+".bytes")
 	}
-	for _, n := range budget.Surface {
+	for _, n := range budget.Surface() {
 		want = append(want, "tool."+n+".description")
 	}
 	want = append(want, "instructions.present", "instructions.bytes", "instructions.head",

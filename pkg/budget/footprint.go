@@ -17,9 +17,12 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
 )
 
-// Surface is the tool set a PDPP MCP server exposes: these six, in the
+// surface is the tool set a PDPP MCP server exposes: these six, in the
 // documented order, and nothing else (seed 004, exact membership).
-var Surface = []string{"schema", "query_records", "aggregate", "search", "fetch", "read_record_field"}
+var surface = []string{"schema", "query_records", "aggregate", "search", "fetch", "read_record_field"}
+
+// Surface returns the six tool names in the documented order.
+func Surface() []string { return slices.Clone(surface) }
 
 // AnchorToolsListBytes is the TypeScript adapter's tools array, for
 // comparison in reports: 23,953 bytes against its own 24,576-byte budget.
@@ -43,8 +46,8 @@ type Session interface {
 // Connect serves s over an in-memory transport and returns a client session
 // to it, with a recorder of the results as they came over the wire: sizes
 // are of the bytes the server sent, not of a re-encoding of what the client
-// decoded. close ends both sessions.
-func Connect(ctx context.Context, s *mcp.Server) (cs *mcp.ClientSession, wire *probe.Wire, close func(), err error) {
+// decoded. stop ends both sessions.
+func Connect(ctx context.Context, s *mcp.Server) (cs *mcp.ClientSession, wire *probe.Wire, stop func(), err error) {
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(ctx, st, nil)
 	if err != nil {
@@ -216,8 +219,8 @@ func measureTool(name string, raw []byte, tok Tokenizer) (ToolFootprint, error) 
 }
 
 func surfaceIndex(name string) int {
-	if i := slices.Index(Surface, name); i >= 0 {
+	if i := slices.Index(surface, name); i >= 0 {
 		return i
 	}
-	return len(Surface)
+	return len(surface)
 }

@@ -106,7 +106,7 @@ func testLimits() *budget.Limits {
 		Instructions: budget.InstructionsLimits{MaxBytes: 600, HeadChars: 512},
 		Prose:        budget.ProseLimits{MinChars: 60},
 	}
-	for _, name := range budget.Surface {
+	for _, name := range budget.Surface() {
 		l.ToolsList.ToolMaxBytes[name] = 900
 	}
 	return l

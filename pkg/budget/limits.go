@@ -111,22 +111,22 @@ func (l *Limits) Validate() error {
 	positive("instructions.max_bytes", l.Instructions.MaxBytes)
 	positive("instructions.head_chars", l.Instructions.HeadChars)
 	positive("prose.min_chars", l.Prose.MinChars)
-	for _, name := range Surface {
+	for _, name := range surface {
 		if _, ok := l.ToolsList.ToolMaxBytes[name]; !ok {
 			errs = append(errs, fmt.Errorf("tools_list.tool_max_bytes has no entry for %s", name))
 		}
 	}
 	for _, name := range sortedKeys(l.ToolsList.ToolMaxBytes) {
-		if !slices.Contains(Surface, name) {
-			errs = append(errs, fmt.Errorf("tools_list.tool_max_bytes.%s: %s is not one of the tools (%s)", name, name, strings.Join(Surface, ", ")))
+		if !slices.Contains(surface, name) {
+			errs = append(errs, fmt.Errorf("tools_list.tool_max_bytes.%s: %s is not one of the tools (%s)", name, name, strings.Join(surface, ", ")))
 			continue
 		}
 		positive("tools_list.tool_max_bytes."+name, l.ToolsList.ToolMaxBytes[name])
 	}
 	for _, name := range sortedKeys(l.Results) {
 		r := l.Results[name]
-		if !slices.Contains(Surface, name) && name != "resources/read" {
-			errs = append(errs, fmt.Errorf("results.%s: not a tool of the surface (%s) or resources/read", name, strings.Join(Surface, ", ")))
+		if !slices.Contains(surface, name) && name != "resources/read" {
+			errs = append(errs, fmt.Errorf("results.%s: not a tool of the surface (%s) or resources/read", name, strings.Join(surface, ", ")))
 			continue
 		}
 		for _, f := range []struct {
