@@ -112,7 +112,9 @@ func newApp(stdout, stderr io.Writer, build newServer) *cli.App {
 				Usage: "measure tools/list and the instructions only: no scenario, no resource server"},
 			&cli.BoolFlag{Name: "print-scenario",
 				Usage: "print the built-in scenario and exit"},
-			&cli.StringFlag{Name: "provider-url", EnvVars: []string{"PDPP_PROVIDER_URL"},
+			// No PDPP_PROVIDER_URL fallback: a variable set for pdpp-mcp must
+			// not turn a CI run of the demo scenario into a usage error.
+			&cli.StringFlag{Name: "provider-url",
 				Usage: "run the scenario against this resource server `URL` with the credential pdpp connect cached (needs --scenario)"},
 			&cli.StringFlag{Name: "cache-root", EnvVars: []string{"PDPP_CACHE_ROOT"},
 				Usage: "credential cache `DIR` for --provider-url (default: ./.pdpp if it exists, else $HOME/.pdpp)"},
@@ -240,6 +242,8 @@ func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 	switch {
 	case c.Bool("no-results") && file != "":
 		return nil, usageErrorf("--no-results runs no scenario; leave out --scenario")
+	case c.Bool("no-results") && o.providerURL != "":
+		return nil, usageErrorf("--no-results reads no resource server; leave out --provider-url")
 	case c.Bool("no-results"):
 	case o.providerURL != "" && file == "":
 		return nil, usageErrorf("the built-in scenario reads the demo dataset; with --provider-url pass --scenario FILE written for that grant")
