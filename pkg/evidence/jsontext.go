@@ -27,6 +27,8 @@ type JSONCut struct {
 	// Unaddressable counts members after the cut whose names no tool argument
 	// can carry (see FieldPathOK); they are not in Rest.
 	Unaddressable int
+	// Whole names the members the text shows whole.
+	Whole map[string]bool
 }
 
 // Cut reports whether the rendering was shortened.
@@ -80,12 +82,20 @@ func BoundJSON(id string, v gjson.Result, limit int) JSONCut {
 	b = append(b, '}')
 	text := string(b)
 	total := pos + 1
-	if limit <= 0 || total <= limit {
-		return JSONCut{Text: text, TotalChars: total, ShownChars: total}
+	c := JSONCut{Text: text, TotalChars: total, ShownChars: total, Whole: map[string]bool{}}
+	if limit > 0 && total > limit {
+		c.Text, _ = Cut(text, limit)
+		c.ShownChars = limit - 1
 	}
-	shown, _ := Cut(text, limit)
-	c := JSONCut{Text: shown, TotalChars: total, ShownChars: limit - 1}
 	p := c.ShownChars
+	for _, m := range members {
+		if m.valueEnd <= p {
+			c.Whole[m.key] = true
+		}
+	}
+	if !c.Cut() {
+		return c
+	}
 
 	rest := len(members) // index of the first member Rest reads
 	for i := range members {

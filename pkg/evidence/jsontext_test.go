@@ -145,6 +145,9 @@ func TestBoundJSON(t *testing.T) {
 	if c.CutField != "body" || *c.Next.Args.OffsetChars != 10 || c.Next.Args.LimitChars != WindowChars {
 		t.Errorf("next %+v", c.Next)
 	}
+	if len(c.Whole) != 1 || !c.Whole["id"] || len(whole.Whole) != 5 {
+		t.Errorf("whole %v of a cut text, %v of the whole text", c.Whole, whole.Whole)
+	}
 	if c.Rest == nil || strings.Join(c.Rest.Args.Fields, ",") != "n,raw" || c.Unaddressable != 1 {
 		t.Errorf("rest %+v, unaddressable %d", c.Rest, c.Unaddressable)
 	}

@@ -344,7 +344,7 @@ func RecordSet(body []byte, scope Scope) Ladder {
 }
 
 // noteShownWhole explains Entry.ShownWhole.
-const noteShownWhole = "fields the text preview shows whole are not listed (shown_whole counts them)"
+const noteShownWhole = "fields the text shows whole are not listed (shown_whole counts them)"
 
 // RecordSetFor is RecordSet for a page whose text is p (the Preview of the
 // same body): fields p shows whole in a record's line are left out of its
@@ -392,7 +392,16 @@ func (l *Ladder) addNotes(where string) {
 
 // FetchEntry builds the standalone rung of one RS record (the fetch ladder).
 func FetchEntry(record []byte, scope Scope) (Entry, bool) {
-	e, ok := RecordEntry(gjson.ParseBytes(record), scope)
+	return FetchEntryFor(record, scope, nil)
+}
+
+// FetchEntryFor is FetchEntry for a document whose text shows the fields in
+// shown whole: they are left out and counted in shown_whole.
+func FetchEntryFor(record []byte, scope Scope, shown map[string]bool) (Entry, bool) {
+	e, ok := recordEntry(gjson.ParseBytes(record), scope, shown)
+	if e.ShownWhole > 0 {
+		e.Notes = append(e.Notes, noteShownWhole)
+	}
 	if ok {
 		e.Kind, e.ReadTool = KindRecord, ToolReadRecordField
 	}

@@ -198,6 +198,7 @@ func fetchDocument(env *Env, requested string, id resultid.ID, body []byte) (*fe
 	}
 
 	textField := ""
+	var shown map[string]bool // fields the text shows whole
 	for _, f := range textFields {
 		if v := payload.Get(f); v.Type == gjson.String && v.Str != "" && !evidence.IsBase64Blob(v.Str) {
 			textField = f
@@ -210,6 +211,8 @@ func fetchDocument(env *Env, requested string, id resultid.ID, body []byte) (*fe
 		m.TextField, m.TextChars, m.Next = textField, cut.TotalChars, cut.Next
 		if cut.Cut() {
 			m.TextTruncated, m.ShownChars = true, &cut.ShownChars
+		} else {
+			shown = map[string]bool{textField: true}
 		}
 		var others []string
 		payload.ForEach(func(k, _ gjson.Result) bool {
@@ -224,7 +227,7 @@ func fetchDocument(env *Env, requested string, id resultid.ID, body []byte) (*fe
 		}
 	} else {
 		cut := evidence.BoundJSON(contID, payload, limit)
-		doc.Text = cut.Text
+		doc.Text, shown = cut.Text, cut.Whole
 		m.TextChars, m.Next, m.MoreFields = cut.TotalChars, cut.Next, cut.Rest
 		if cut.Cut() {
 			m.TextTruncated, m.ShownChars = true, &cut.ShownChars
@@ -244,7 +247,8 @@ func fetchDocument(env *Env, requested string, id resultid.ID, body []byte) (*fe
 		}
 		return true
 	})
-	if e, ok := evidence.FetchEntry(body, scope); ok {
+	// The ladder lists what the text does not show whole.
+	if e, ok := evidence.FetchEntryFor(body, scope, shown); ok {
 		m.ContentLadder = &e
 	}
 	doc.Metadata = m

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -395,5 +396,35 @@ func TestFetchBinary(t *testing.T) {
 	res := h.call(t, "read_record_field", map[string]any{"id": "cin_gmail_work/message_bodies:w_bin_body", "field_path": "body_html", "limit_chars": 300})
 	if res.IsError || strings.Contains(h.wire.last(), b64[:64]) || !strings.Contains(text(res), "window text withheld") {
 		t.Errorf("base64 window shown:\n%.400s", text(res))
+	}
+}
+
+// The document a model reads, pinned (the provider's port differs per run).
+func TestFetchDocumentGolden(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	res := h.call(t, "fetch", map[string]any{"id": "cin_gmail_work/messages:w_msg_004", "fields": []string{"subject", "from_name", "received_at", "labels"}})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, []byte(strings.ReplaceAll(text(res), h.rs.URL(), "<provider>")), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	tools.Golden(t, "golden/fetch-projected.json", append(pretty.Bytes(), '\n'))
+}
+
+// An owner read with expand lists the related records' fetch ids.
+func TestFetchExpandedIDs(t *testing.T) {
+	h := newHarness(t, harnessOptions{kind: pdpptest.TokenOwner})
+	doc := fetchDocument(t, h, map[string]any{"id": "cin_gmail_personal/messages:p_msg_002", "expand": []string{"attachments", "message_bodies"}})
+	exp := doc.Get("metadata.expanded")
+	ids := append(stringsOf(exp.Get("attachments.ids")), stringsOf(exp.Get("message_bodies.ids"))...)
+	if len(ids) < 2 {
+		t.Fatalf("expanded %s", exp.Raw)
+	}
+	for _, id := range ids {
+		if res := h.call(t, "fetch", map[string]any{"id": id}); res.IsError {
+			t.Errorf("expanded id %s: %s", id, text(res))
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
 )
 
 // Each mode reaches its route with the arguments in a stable order: q,
@@ -252,4 +253,15 @@ func TestSearchRSErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The text a model reads, pinned (the snapshot cursor differs per run).
+func TestSearchTextGolden(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	res := h.call(t, "search", map[string]any{"q": "Lisbon", "limit": 5})
+	cursor := gjson.Get(h.wire.last(), "result.structuredContent.data.next_cursor").Str
+	if res.IsError || cursor == "" {
+		t.Fatal(text(res))
+	}
+	tools.Golden(t, "golden/search-lisbon.txt", []byte(strings.ReplaceAll(text(res), cursor, "<cursor>")+"\n"))
 }
