@@ -23,12 +23,33 @@
 //
 // A successful result has one text block (what a model reads: previews,
 // counts and every paging handle) and structuredContent conforming to the
-// tool's output schema. structuredContent.data is the RS body as raw JSON:
-// same keys in the same order, same values. (Its bytes may still differ: the
+// tool's output schema. For schema, query_records and aggregate,
+// structuredContent.data is the RS body as raw JSON: same keys in the same
+// order, same values. (Its bytes may still differ: the
 // SDK's result encoding compacts whitespace and spells <, > and & as \u003c,
 // \u003e and \u0026.) The one documented projection is global schema
 // discovery, which leaves out per-stream field detail and says so in
 // structuredContent.omitted.
+//
+// search, fetch and read_record_field shape their answers differently:
+// search's structuredContent.data is the RS envelope without its hits (they
+// are structuredContent.results, each with an id that embeds its connection
+// and that the text repeats byte for byte); fetch's structuredContent is
+// exactly the document {id, title, text, url, metadata}, mirrored as JSON in
+// content[]; read_record_field returns the record, the field and the RS
+// window. Every text that cuts something names the read that continues it:
+// content ladders (query_records, search, fetch metadata), fetch's
+// metadata.next and more_fields, and read_record_field's next args. Each such
+// read is a call the named tool accepts; ladder_test.go follows them all. A
+// field the RS will not window (not text) is windowed here over its compact
+// JSON rendering. Binary values reach text only as metadata.
+//
+// # Resources
+//
+// pdpp://stream/{name}, pdpp://record/{handle} and pdpp://field-window/{handle}
+// serve resource-aware hosts; each returns what a tool returns, so nothing is
+// reachable only by resources/read. A failed read is a JSON-RPC error (see
+// resources.go).
 //
 // An error result (isError: true) has one text block and no
 // structuredContent. MCP clients such as the official TypeScript SDK validate
