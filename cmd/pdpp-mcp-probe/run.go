@@ -90,9 +90,10 @@ Calls: --script FILE (- for stdin) and --call, in that order. A line is
   TOOL {json arguments}     a tools/call; prefix ! when it must return isError
   tools/list
   resources/read URI
-# comments and blank lines are skipped. String arguments "$first_fetch_id",
-"$next_cursor" and "$next_changes_since", and "TOOL $next_read_args" as the
-whole arguments, take values from earlier results' content[] text only.
+# comments and blank lines are skipped. The string arguments
+"$first_fetch_id", "$next_cursor" and "$next_changes_since", and
+$first_read_args or $next_read_args written as a tool's whole arguments,
+take their values from earlier results' content[] text only.
 
 Exit codes: 0 every call ran as expected, 1 anything else (connection,
 protocol error, missing variable), 2 usage, 3 a call returned isError (or a
@@ -131,7 +132,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, secrets *[]string) *cli.A
 			&cli.BoolFlag{Name: "print-tour", Category: "calls",
 				Usage: "print the built-in tour as a script and exit"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Category: "calls",
-				Usage: "time limit (`DURATION`) for each call"},
+				Usage: "the longest (`DURATION`) one call may take"},
 			&cli.BoolFlag{Name: "allow-errors", Category: "calls",
 				Usage: "exit 0 even when a call returns isError"},
 			&cli.BoolFlag{Name: "structured", Category: "output",
@@ -209,21 +210,22 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 		stderr:  stderr,
 	}
 
+	*secrets = append(*secrets, t.secrets()...)
+
 	// Open the golden directory before connecting, so a wrong path fails fast.
 	var rec *probe.Recorder
 	var chk *probe.Checker
 	if dir := c.String("record"); dir != "" {
-		if rec, err = probe.NewRecorder(dir); err != nil {
+		if rec, err = probe.NewRecorder(dir, *secrets...); err != nil {
 			return err
 		}
 	}
 	if dir := c.String("check"); dir != "" {
-		if chk, err = probe.NewChecker(dir); err != nil {
+		if chk, err = probe.NewChecker(dir, *secrets...); err != nil {
 			return err
 		}
 	}
 
-	*secrets = append(*secrets, t.secrets()...)
 	cn, err := connect(c.Context, t, cfg)
 	var ce *credential.Error
 	switch {
@@ -405,13 +407,14 @@ func parseLevel(s string) (slog.Level, error) {
 
 // output prints results as panels or JSON lines.
 type output struct {
-	panels *probe.Printer
-	json   *probe.JSONWriter
+	panels  *probe.Printer
+	json    *probe.JSONWriter
+	secrets []string
 }
 
 func outputFor(c *cli.Context, stdout io.Writer, color probe.Color, secrets []string) *output {
 	if c.Bool("json") {
-		return &output{json: probe.NewJSONWriter(stdout, c.Bool("normalize"), secrets)}
+		return &output{json: probe.NewJSONWriter(stdout, c.Bool("normalize"), secrets), secrets: secrets}
 	}
 	return &output{panels: probe.NewPrinter(stdout, probe.PrinterOptions{
 		Color: color, Structured: c.Bool("structured"), Normalize: c.Bool("normalize"), Redact: secrets,
@@ -429,7 +432,7 @@ func (o *output) result(r *probe.Result) error {
 // stdout carries JSON.
 func (o *output) mismatch(m *probe.Mismatch, stderr io.Writer) error {
 	if o.json != nil {
-		return probe.NewPrinter(stderr, probe.PrinterOptions{Color: probe.ColorNever}).Diff(m)
+		return probe.NewPrinter(stderr, probe.PrinterOptions{Color: probe.ColorNever, Redact: o.secrets}).Diff(m)
 	}
 	return o.panels.Diff(m)
 }

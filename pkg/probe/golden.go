@@ -28,9 +28,12 @@ import (
 //     are kept, since they are content rather than session state;
 //   - loopback ports (http://127.0.0.1:PORT) become <port>.
 //
-// Latency never appears in transcripts. A Normalizer is used for one run.
+// Latency never appears in transcripts. Secrets given to Redact (a bearer
+// token a server might echo) become [redacted] before anything else. A
+// Normalizer is used for one run.
 type Normalizer struct {
 	cursors map[string]string
+	secrets []string
 }
 
 // NewNormalizer returns a Normalizer for one run.
@@ -46,8 +49,18 @@ var (
 	loopbackRE     = regexp.MustCompile(`(https?://(?:127\.0\.0\.1|localhost|\[::1\])):\d+`)
 )
 
+// Redact adds strings that must never be written.
+func (n *Normalizer) Redact(secrets ...string) {
+	for _, sec := range secrets {
+		if sec != "" {
+			n.secrets = append(n.secrets, sec)
+		}
+	}
+}
+
 // String normalises s.
 func (n *Normalizer) String(s string) string {
+	s = redact(s, n.secrets)
 	s = requestIDRE.ReplaceAllStringFunc(s, func(m string) string {
 		p := requestIDRE.FindStringSubmatch(m)
 		if p[3] == "null" {
@@ -204,12 +217,14 @@ type Recorder struct {
 	written map[string]bool
 }
 
-// NewRecorder creates dir if needed.
-func NewRecorder(dir string) (*Recorder, error) {
+// NewRecorder creates dir if needed. The secrets are never written.
+func NewRecorder(dir string, secrets ...string) (*Recorder, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("golden directory: %w", err)
 	}
-	return &Recorder{Dir: dir, n: NewNormalizer(), written: map[string]bool{}}, nil
+	n := NewNormalizer()
+	n.Redact(secrets...)
+	return &Recorder{Dir: dir, n: n, written: map[string]bool{}}, nil
 }
 
 // Add writes the transcript of r.
@@ -265,8 +280,9 @@ type Checker struct {
 	seen  map[int]bool
 }
 
-// NewChecker reads the transcript names of dir, which must exist.
-func NewChecker(dir string) (*Checker, error) {
+// NewChecker reads the transcript names of dir, which must exist. The
+// secrets never appear in a diff.
+func NewChecker(dir string, secrets ...string) (*Checker, error) {
 	files, err := goldenFiles(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("golden directory %s does not exist; create it with --record %s", dir, dir)
@@ -274,7 +290,9 @@ func NewChecker(dir string) (*Checker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("golden directory: %w", err)
 	}
-	return &Checker{Dir: dir, n: NewNormalizer(), files: files, seen: map[int]bool{}}, nil
+	n := NewNormalizer()
+	n.Redact(secrets...)
+	return &Checker{Dir: dir, n: n, files: files, seen: map[int]bool{}}, nil
 }
 
 // Check compares r with its golden transcript; nil means they are the same.
@@ -294,7 +312,53 @@ func (g *Checker) Check(r *Result) (*Mismatch, error) {
 		return nil, nil
 	}
 	return &Mismatch{N: r.N, File: name, Reason: mismatchReason(want, got),
-		Diff: string(diff.Diff("golden: "+name, want, "this run: "+goldenName(r), got))}, nil
+		Diff: firstDifference(want, got) + string(diff.Diff("golden: "+name, want, "this run: "+goldenName(r), got))}, nil
+}
+
+// diffContext is how many characters firstDifference shows on each side.
+const diffContext = 40
+
+// firstDifference points at the first character that differs in the
+// model-visible text (or, when that is the same, in the header), with some
+// context from both sides: results are often one long line of JSON, where a
+// line diff alone says little.
+func firstDifference(want, got []byte) string {
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	textStart := func(lines []string) int {
+		for i, l := range lines {
+			if strings.HasPrefix(l, "--- ") {
+				return i
+			}
+		}
+		return len(lines)
+	}
+	from := 0
+	if ws, gs := textStart(wl), textStart(gl); ws == gs && !slices.Equal(wl[ws:], gl[gs:]) {
+		from = ws + 1 // skip the block header, whose byte count differs too
+	}
+	for i := from; i < min(len(wl), len(gl)); i++ {
+		if wl[i] == gl[i] {
+			continue
+		}
+		w, g := []rune(wl[i]), []rune(gl[i])
+		col := 0
+		for col < min(len(w), len(g)) && w[col] == g[col] {
+			col++
+		}
+		excerpt := func(r []rune) string {
+			from, to := max(0, col-diffContext), min(len(r), col+diffContext)
+			s := string(r[from:to])
+			if from > 0 {
+				s = "…" + s
+			}
+			if to < len(r) {
+				s += "…"
+			}
+			return s
+		}
+		return fmt.Sprintf("first difference: line %d, character %d\n  golden:   %s\n  this run: %s\n", i+1, col+1, excerpt(w), excerpt(g))
+	}
+	return ""
 }
 
 // mismatchReason names what changed, from the transcript's header lines.

@@ -12,6 +12,7 @@ import (
 
 func TestNormalizer(t *testing.T) {
 	n := NewNormalizer()
+	n.Redact("tok_SECRET", "")
 	for _, tt := range []struct{ in, want string }{
 		{`error code=not_found http_status=404 request_id=req_0d7cbe40b9667b7b`, `error code=not_found http_status=404 request_id=<request-id>`},
 		{`{"provider_url":"x","request_id":"req_abc"}`, `{"provider_url":"x","request_id":"<request-id>"}`},
@@ -30,6 +31,7 @@ func TestNormalizer(t *testing.T) {
 		{`"url":"http://127.0.0.1:41235/v1/streams/a"`, `"url":"http://127.0.0.1:<port>/v1/streams/a"`},
 		{`http://localhost:8080 and http://[::1]:9 and https://pdpp.example.com:443`, `http://localhost:<port> and http://[::1]:<port> and https://pdpp.example.com:443`},
 		{`recursor="abc" cursored=1`, `recursor="abc" cursored=1`},
+		{`echo: Bearer tok_SECRET`, `echo: Bearer [redacted]`},
 	} {
 		if got := n.String(tt.in); got != tt.want {
 			t.Errorf("String(%s)\n got %s\nwant %s", tt.in, got, tt.want)
@@ -137,7 +139,8 @@ func TestRecordCheck(t *testing.T) {
 	if want := "the size (11 bytes, 11 chars received; 2 tokens (o200k_base) as shown → 21 bytes, 21 chars received; 6 tokens (o200k_base) as shown), the model-visible text changed"; ms[0].Reason != want {
 		t.Errorf("reason = %q, want %q", ms[0].Reason, want)
 	}
-	for _, want := range []string{"-second page\n", "+second page, reworded\n", "golden: 002-query_records.txt"} {
+	for _, want := range []string{"first difference: line 8, character 12\n  golden:   second page\n  this run: second page, reworded\n",
+		"-second page\n", "+second page, reworded\n", "golden: 002-query_records.txt"} {
 		if !strings.Contains(ms[0].Diff, want) {
 			t.Errorf("diff lacks %q:\n%s", want, ms[0].Diff)
 		}
