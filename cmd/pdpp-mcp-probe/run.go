@@ -226,11 +226,16 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 		}
 	}
 
-	cn, err := connect(c.Context, t, cfg)
+	// The session outlives this context: the SDK detaches it once connected.
+	cctx, cancel := context.WithTimeout(c.Context, cfg.timeout)
+	cn, err := connect(cctx, t, cfg)
+	cancel()
 	var ce *credential.Error
 	switch {
 	case errors.As(err, &ce) && (ce.Code == credential.CodeNoProviderURL || ce.Code == credential.CodeInvalidProviderURL):
 		return &exitErr{code: exitUsage, msg: err.Error()}
+	case c.Context.Err() != nil:
+		return &exitErr{code: exitFailure, msg: "interrupted while connecting"}
 	case err != nil:
 		return err
 	}
@@ -263,7 +268,10 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 		}
 		return nil
 	})
-	if runErr != nil {
+	switch {
+	case c.Context.Err() != nil:
+		return &exitErr{code: exitFailure, msg: fmt.Sprintf("interrupted after %d of %d calls", tl.calls, len(calls))}
+	case runErr != nil:
 		return runErr
 	}
 	if chk != nil {

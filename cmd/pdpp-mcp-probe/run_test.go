@@ -101,3 +101,15 @@ func TestRunExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// A signal (a cancelled context) stops the run with exit 1 and says so.
+func TestRunInterrupted(t *testing.T) {
+	isolate(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{cmdName, "--server", "hostile-mcp-never-started", "--call", "schema"}, nil, &stdout, &stderr)
+	if code != exitFailure || !strings.Contains(stderr.String(), "interrupted while connecting") {
+		t.Fatalf("exit %d, stderr %q; want 1 and an interruption", code, stderr.String())
+	}
+}
