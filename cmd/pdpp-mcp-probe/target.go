@@ -42,8 +42,6 @@ type target struct {
 type conn struct {
 	session *mcp.ClientSession
 	wire    *probe.Wire
-	// secrets must never be printed (the --url bearer).
-	secrets []string
 	closers []func() error
 }
 
@@ -85,12 +83,12 @@ func connect(ctx context.Context, t target, cfg config) (c *conn, err error) {
 	return c, err
 }
 
-// inProcess serves the pdpp-mcp tools over rsClient in this process and
-// connects to them through an in-memory transport.
-func (c *conn) inProcess(ctx context.Context, cfg config, rsClient server.Options) error {
-	rsClient.Logger = cfg.log
+// inProcess serves the pdpp-mcp tools (o names their RS client) in this
+// process and connects to them through an in-memory transport.
+func (c *conn) inProcess(ctx context.Context, cfg config, o server.Options) error {
+	o.Logger = cfg.log
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := server.New(rsClient).Connect(ctx, st, nil)
+	ss, err := server.New(o).Connect(ctx, st, nil)
 	if err != nil {
 		return fmt.Errorf("start the in-process server: %w", err)
 	}
@@ -182,7 +180,6 @@ func (c *conn) hosted(ctx context.Context, t target, cfg config) error {
 	var rt http.RoundTripper = http.DefaultTransport
 	if t.bearerEnv != "" {
 		token := os.Getenv(t.bearerEnv)
-		c.secrets = append(c.secrets, token)
 		rt = bearer{token: token, next: rt}
 	}
 	hc := &http.Client{Transport: c.wire.RoundTripper(rt)}
