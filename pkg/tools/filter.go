@@ -67,9 +67,11 @@ func parseFilter(b []byte) ([]rs.Param, error) {
 						"; range operators are gte, gt, lte and lt")
 					return false
 				}
+				// Range bounds are numbers or date strings; the RS compares
+				// nothing else with gte/gt/lte/lt.
 				s, ok := scalarText(val)
-				if !ok {
-					err = filterError("filter." + field + "." + name + " must be a string, number or boolean; got " + jsonKind(val))
+				if !ok || val.Type == gjson.True || val.Type == gjson.False {
+					err = filterError("filter." + field + "." + name + " must be a string (a date) or a number; got " + jsonKind(val))
 					return false
 				}
 				params = append(params, rs.Param{Key: "filter[" + field + "][" + name + "]", Value: s})

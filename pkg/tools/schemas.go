@@ -13,7 +13,7 @@ import (
 // Cross-tool guidance lives in the server instructions, not here: every byte
 // of these fragments is repeated once per tool in tools/list.
 const (
-	connectionIDProp = `{"type": "string", "minLength": 1, "description": "Source connection: a connection_id from schema or from an error's available_connections (not grant_id)."}`
+	connectionIDProp = `{"type": "string", "minLength": 1, "description": "A connection_id listed by schema; never a grant_id."}`
 
 	streamProp = `{"type": "string", "minLength": 1, "description": "Stream name from schema."}`
 
@@ -27,7 +27,7 @@ const (
    "propertyNames": {"minLength": 1, "pattern": "^[^\\[\\]]+$"},
    "additionalProperties": {"anyOf": [
      {"type": "string"}, {"type": "number"}, {"type": "boolean"},
-     {"type": "object", "minProperties": 1, "additionalProperties": false, "properties": {"gte": {}, "gt": {}, "lte": {}, "lt": {}}}
+     {"type": "object", "minProperties": 1, "additionalProperties": false, "properties": {"gte": {"anyOf": [{"type": "string"}, {"type": "number"}]}, "gt": {"anyOf": [{"type": "string"}, {"type": "number"}]}, "lte": {"anyOf": [{"type": "string"}, {"type": "number"}]}, "lt": {"anyOf": [{"type": "string"}, {"type": "number"}]}}}
    ]},
    "description": "Typed filter object, never a string: {\"field\": value} matches exactly, {\"field\": {\"gte\": v, \"lt\": v}} is a range; fields are ANDed. Use fields flagged eq or r in schema(stream)."
   }`
