@@ -15,6 +15,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget/o200k"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 
@@ -212,9 +213,9 @@ func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 	default:
 		return nil, usageErrorf("--color must be auto, always or never, got %q", o.color)
 	}
-	level, err := parseLevel(c.String("log-level"))
+	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
 	if err != nil {
-		return nil, err
+		return nil, usageErrorf("%v", err)
 	}
 	o.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
@@ -262,20 +263,6 @@ func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 		}
 	}
 	return o, nil
-}
-
-func parseLevel(s string) (slog.Level, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "debug":
-		return slog.LevelDebug, nil
-	case "info":
-		return slog.LevelInfo, nil
-	case "", "warn", "warning":
-		return slog.LevelWarn, nil
-	case "error":
-		return slog.LevelError, nil
-	}
-	return 0, usageErrorf("--log-level must be debug, info, warn or error, got %q", s)
 }
 
 // measure builds the server, measures it and checks the measurements.

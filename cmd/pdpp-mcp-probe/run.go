@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
@@ -192,9 +193,9 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	level, err := parseLevel(c.String("log-level"))
+	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
 	if err != nil {
-		return err
+		return usageErrorf("%v", err)
 	}
 	switch {
 	case c.Duration("timeout") <= 0:
@@ -397,20 +398,6 @@ func callsFrom(c *cli.Context, stdin io.Reader, t target) ([]probe.Call, error) 
 		return probe.Tour()
 	}
 	return calls, nil
-}
-
-func parseLevel(s string) (slog.Level, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "debug":
-		return slog.LevelDebug, nil
-	case "info":
-		return slog.LevelInfo, nil
-	case "", "warn", "warning":
-		return slog.LevelWarn, nil
-	case "error":
-		return slog.LevelError, nil
-	}
-	return 0, usageErrorf("--log-level must be debug, info, warn or error, got %q", s)
 }
 
 // output prints results as panels or JSON lines.

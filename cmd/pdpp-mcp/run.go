@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
@@ -155,9 +156,9 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 	if c.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: %s takes flags only", c.Args().First(), cmdName)
 	}
-	level, err := parseLevel(c.String("log-level"))
+	level, err := loglevel.Parse(c.String("log-level"), slog.LevelInfo)
 	if err != nil {
-		return err
+		return usageErrorf("%v", err)
 	}
 	cfg := config{
 		name:     strings.TrimSpace(c.String("server-name")),
@@ -182,20 +183,6 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 		return serveDemo(c.Context, cfg)
 	}
 	return serveProvider(c.Context, cfg, c.String("provider-url"), c.String("cache-root"))
-}
-
-func parseLevel(s string) (slog.Level, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "info": // an empty PDPP_MCP_LOG_LEVEL counts as unset
-		return slog.LevelInfo, nil
-	case "debug":
-		return slog.LevelDebug, nil
-	case "warn", "warning":
-		return slog.LevelWarn, nil
-	case "error":
-		return slog.LevelError, nil
-	}
-	return 0, usageErrorf("--log-level must be debug, info, warn or error, got %q", s)
 }
 
 // serveProvider serves the grant cached for providerURL once
