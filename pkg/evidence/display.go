@@ -41,30 +41,62 @@ var authoredTimes = [...]string{
 // <timestamp>" with the parts that exist, else opts.Fallback. It never uses a
 // snippet. Titles longer than TitleMaxChars code points are cut with "…".
 func Title(rec gjson.Result, opts TitleOptions) string {
-	t, _ := Cut(title(rec, opts), TitleMaxChars)
+	var b displayBufs
+	v := readDisplayView(rec, &b)
+	t, _ := Cut(title(v, opts), TitleMaxChars)
 	return t
 }
 
-func title(rec gjson.Result, opts TitleOptions) string {
-	data := payload(rec)
+// displayView is a record wrapper or search hit read once for display: the
+// members of the record and of its data and source objects. Finding a title
+// looks up dozens of keys, and a gjson Get per key would rescan the record
+// each time.
+type displayView struct {
+	rec, data, source members
+	// payload is the record's field object: data when "data" is an object
+	// (the RS record wrapper), else rec.
+	payload members
+}
+
+// displayBufs hold the members of a typical record. Callers declare them
+// next to the view, so both stay on the stack.
+type displayBufs struct {
+	rec, data [24]keyValue
+	source    [4]keyValue
+}
+
+func readDisplayView(rec gjson.Result, b *displayBufs) displayView {
+	var v displayView
+	v.rec = readMembers(b.rec[:], rec)
+	data := v.rec.get("data")
+	v.data = readMembers(b.data[:], data)
+	v.source = readMembers(b.source[:], v.rec.get("source"))
+	v.payload = v.rec
+	if data.IsObject() {
+		v.payload = v.data
+	}
+	return v
+}
+
+func title(v displayView, opts TitleOptions) string {
 	if opts.PrimaryTitleField != "" {
-		if t := oneLine(firstString(data, opts.PrimaryTitleField)); t != "" {
+		if t := oneLine(v.payload.firstString(opts.PrimaryTitleField)); t != "" {
 			return t
 		}
 	}
-	for _, v := range [...]gjson.Result{data, rec} {
+	for _, m := range [...]members{v.payload, v.rec} {
 		for _, f := range titleFields {
-			if t := oneLine(firstString(v, f)); t != "" {
+			if t := oneLine(m.firstString(f)); t != "" {
 				return t
 			}
 		}
 	}
-	stream := firstString(rec, "stream", "stream_name")
+	stream := v.rec.firstString("stream", "stream_name")
 	if stream == "" {
 		stream = opts.Stream
 	}
 	var parts []string
-	for _, p := range [...]string{SourceLabel(rec), stream, Timestamp(rec, opts.EventTimeField)} {
+	for _, p := range [...]string{sourceLabel(v), stream, timestamp(v, opts.EventTimeField)} {
 		if p = oneLine(p); p != "" {
 			parts = append(parts, p)
 		}
@@ -78,17 +110,23 @@ func title(rec gjson.Result, opts TitleOptions) string {
 // SourceLabel names where a record came from: display_name, else the short
 // connector key, else the connection id ("" when none is known).
 func SourceLabel(rec gjson.Result) string {
-	for _, v := range [...]gjson.Result{rec, rec.Get("data"), rec.Get("source")} {
-		if s := firstString(v, "display_name"); s != "" {
+	var b displayBufs
+	v := readDisplayView(rec, &b)
+	return sourceLabel(v)
+}
+
+func sourceLabel(v displayView) string {
+	for _, m := range [...]members{v.rec, v.data, v.source} {
+		if s := m.firstString("display_name"); s != "" {
 			return s
 		}
 	}
-	for _, v := range [...]gjson.Result{rec, rec.Get("data"), rec.Get("source")} {
-		if s := firstString(v, "connector_key", "connector_id"); s != "" {
+	for _, m := range [...]members{v.rec, v.data, v.source} {
+		if s := m.firstString("connector_key", "connector_id"); s != "" {
 			return ShortConnectorKey(s)
 		}
 	}
-	return firstString(rec, "connection_id", "connector_instance_id")
+	return v.rec.firstString("connection_id", "connector_instance_id")
 }
 
 // Timestamp returns the record's most meaningful time: the declared
@@ -96,23 +134,26 @@ func SourceLabel(rec gjson.Result) string {
 // authored_at, created_at, …) on the record and then in its data, else
 // emitted_at. "" when there is none.
 func Timestamp(rec gjson.Result, eventTimeField string) string {
-	data := payload(rec)
+	var b displayBufs
+	v := readDisplayView(rec, &b)
+	return timestamp(v, eventTimeField)
+}
+
+func timestamp(v displayView, eventTimeField string) string {
 	if eventTimeField != "" {
-		if t := firstString(data, eventTimeField); t != "" {
+		if t := v.payload.firstString(eventTimeField); t != "" {
 			return t
 		}
 	}
-	levels := []gjson.Result{rec}
-	if data.Raw != rec.Raw {
-		levels = append(levels, data)
-	}
-	for _, v := range levels {
-		if t := firstString(v, authoredTimes[:]...); t != "" {
+	// v.data is empty unless "data" is an object.
+	levels := [...]members{v.rec, v.data}
+	for _, m := range levels {
+		if t := m.firstString(authoredTimes[:]...); t != "" {
 			return t
 		}
 	}
-	for _, v := range levels {
-		if t := firstString(v, "emitted_at", "emittedAt"); t != "" {
+	for _, m := range levels {
+		if t := m.firstString("emitted_at", "emittedAt"); t != "" {
 			return t
 		}
 	}

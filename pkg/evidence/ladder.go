@@ -442,18 +442,23 @@ func HitEntry(hit gjson.Result, scope Scope) (Entry, bool) {
 		e.FieldWindows = append(e.FieldWindows, TextField{FieldPath: field, TextLike: true, HandleSemantics: LiveLookup,
 			PreviewStatus: status(!complete), PreviewText: Snippet(preview, HitPreviewChars), Read: read})
 	}
-	hit.Get("evidence_excerpts").ForEach(func(_, x gjson.Result) bool {
-		field := firstString(x, "field_path")
+	// One pass over the hit (and each excerpt) serves every lookup below.
+	var buf, xbuf, rbuf [16]keyValue
+	m := readMembers(buf[:], hit)
+	m.get("evidence_excerpts").ForEach(func(_, x gjson.Result) bool {
+		xm := readMembers(xbuf[:], x)
+		field := xm.firstString("field_path")
 		if field == "" {
-			field = firstString(x.Get("read"), "field")
+			field = readMembers(rbuf[:], xm.get("read")).firstString("field")
 		}
-		add(field, firstString(x, "preview_text"), x.Get("truncated").Type == gjson.False)
+		add(field, xm.firstString("preview_text"), xm.get("truncated").Type == gjson.False)
 		return true
 	})
-	if s := hit.Get("snippet"); s.IsObject() {
-		add(firstString(s, "field"), firstString(s, "text"), false)
+	if s := m.get("snippet"); s.IsObject() {
+		sm := readMembers(xbuf[:], s)
+		add(sm.firstString("field"), sm.firstString("text"), false)
 	}
-	hit.Get("matched_fields").ForEach(func(_, f gjson.Result) bool {
+	m.get("matched_fields").ForEach(func(_, f gjson.Result) bool {
 		if f.Type == gjson.String {
 			add(f.Str, "", false)
 		}

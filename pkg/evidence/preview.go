@@ -132,7 +132,7 @@ type previewLine struct {
 	keys   map[string]bool
 	text   [len(previewLevels)]string
 	n      [len(previewLevels)]counts
-	whole  [len(previewLevels)]map[string]int
+	whole  [len(previewLevels)][]memberEnd
 	done   [len(previewLevels)]bool
 	level  int
 }
@@ -152,7 +152,7 @@ func (l *previewLine) render(level int) (string, counts) {
 			t := parse(l.rec, 0)
 			l.tree = &t
 		}
-		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, whole: map[string]int{}}
+		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, trackWhole: true}
 		b := make([]byte, 0, max(256, len(l.text[max(level-1, 0)])))
 		b = append(b, l.prefix...)
 		l.text[level] = string(r.value(b, l.tree, 0, false))
@@ -167,9 +167,12 @@ func (l *previewLine) render(level int) (string, counts) {
 // whole within its first n bytes.
 func (l *previewLine) wholeBefore(n int) map[string]bool {
 	out := map[string]bool{}
-	for k, end := range l.whole[l.level] {
-		if end <= n {
-			out[k] = true
+	for _, m := range l.whole[l.level] {
+		// A repeated member name counts as its last rendering.
+		if m.end <= n {
+			out[m.key] = true
+		} else {
+			delete(out, m.key)
 		}
 	}
 	return out

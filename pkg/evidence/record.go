@@ -61,18 +61,10 @@ func Identity(rec gjson.Result, scope Scope) (resultid.ID, bool) {
 	return id2, err == nil
 }
 
-// payload returns the record's field object: "data" when it is an object (the
-// RS record wrapper), else the record itself.
-func payload(rec gjson.Result) gjson.Result {
-	if d := rec.Get("data"); d.IsObject() {
-		return d
-	}
-	return rec
-}
-
 // firstString returns the first non-empty string member among keys (in the
-// order of keys). One pass over v's members serves any number of keys: a
-// per-key Get would rescan the object each time.
+// order of keys); with a single key, the first member of that name when it is
+// a string, empty or not. One pass over v's members serves any number of
+// keys: a per-key Get would rescan the object each time.
 func firstString(v gjson.Result, keys ...string) string {
 	if len(keys) == 1 {
 		if f := v.Get(gjson.Escape(keys[0])); f.Type == gjson.String {
@@ -93,6 +85,65 @@ func firstString(v gjson.Result, keys ...string) string {
 		}
 		return best > 0
 	})
+	return out
+}
+
+// members are an object's members in authored order, read in one pass, for
+// code that looks up many keys of the same object.
+type members []keyValue
+
+type keyValue struct {
+	key   string
+	value gjson.Result
+}
+
+// readMembers reads the members of v into buf's array (while they fit);
+// anything but an object has none.
+func readMembers(buf members, v gjson.Result) members {
+	m := buf[:0]
+	if !v.IsObject() {
+		return m
+	}
+	v.ForEach(func(k, f gjson.Result) bool {
+		m = append(m, keyValue{k.Str, f})
+		return true
+	})
+	return m
+}
+
+// get returns the first member named key, as gjson's Get does.
+func (m members) get(key string) gjson.Result {
+	for _, kv := range m {
+		if kv.key == key {
+			return kv.value
+		}
+	}
+	return gjson.Result{}
+}
+
+// firstString is the package-level firstString over members already read.
+func (m members) firstString(keys ...string) string {
+	if len(keys) == 1 {
+		if f := m.get(keys[0]); f.Type == gjson.String {
+			return f.Str
+		}
+		return ""
+	}
+	best, out := len(keys), ""
+	for _, kv := range m {
+		if kv.value.Type != gjson.String || kv.value.Str == "" {
+			continue
+		}
+		for i := range best {
+			if keys[i] == kv.key {
+				best, out = i, kv.value.Str
+				break
+			}
+		}
+		if best == 0 {
+			break
+		}
+	}
 	return out
 }
 

@@ -1,8 +1,6 @@
 package evidence
 
 import (
-	"cmp"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -53,18 +51,32 @@ const (
 // node is a JSON value parsed once, so a record can be rendered at several
 // limits without rescanning its source.
 type node struct {
-	kind  uint8
-	key   string // member name, for members of an object
-	raw   string
-	str   string
-	chars int // code points of str
-	blob  *Blob
-	kids  []node
+	kind uint8
+	key  string // member name, for members of an object
+	// quotedKey is key as a JSON string, computed once rather than per rendering.
+	quotedKey string
+	raw       string
+	str       string
+	chars     int // code points of str
+	blob      *Blob
+	kids      []node
 }
 
 // parse builds the node tree of v. It never fails: gjson's reading of the
 // source is taken as is.
 func parse(v gjson.Result, depth int) node {
+	var p parser
+	return p.parse(v, depth)
+}
+
+// parser builds node trees. Its scratch stack collects a container's children
+// while they are parsed, so each container gets one exactly sized kids slice
+// instead of a series of growing ones. One parser may serve many trees.
+type parser struct {
+	scratch []node
+}
+
+func (p *parser) parse(v gjson.Result, depth int) node {
 	switch {
 	case depth > maxDepth:
 		return node{kind: kindTooDeep}
@@ -74,31 +86,62 @@ func parse(v gjson.Result, depth int) node {
 		}
 		return node{kind: kindString, raw: v.Raw, str: v.Str, chars: Len(v.Str)}
 	case v.IsObject():
-		n := node{kind: kindObject}
 		var blob Blob
+		start := len(p.scratch)
 		v.ForEach(func(k, f gjson.Result) bool {
 			blob.take(k.Str, f)
-			kid := parse(f, depth+1)
-			kid.key = k.Str
-			n.kids = append(n.kids, kid)
+			kid := p.parse(f, depth+1)
+			kid.key, kid.quotedKey = k.Str, quoteKey(k)
+			p.scratch = append(p.scratch, kid)
 			return true
 		})
+		kids := p.pop(start)
 		if blob.valid() {
-			return node{kind: kindBlob, blob: &blob}
+			b := blob // only a real blob costs an allocation
+			return node{kind: kindBlob, blob: &b}
 		}
-		return n
+		return node{kind: kindObject, kids: kids}
 	case v.IsArray():
-		n := node{kind: kindArray}
+		start := len(p.scratch)
 		v.ForEach(func(_, f gjson.Result) bool {
-			n.kids = append(n.kids, parse(f, depth+1))
+			p.scratch = append(p.scratch, p.parse(f, depth+1))
 			return true
 		})
-		return n
+		return node{kind: kindArray, kids: p.pop(start)}
 	case v.Raw == "":
 		return node{kind: kindScalar, raw: "null"}
 	default:
 		return node{kind: kindScalar, raw: v.Raw}
 	}
+}
+
+// pop removes the nodes pushed since start and returns a copy of them (nil
+// when there are none).
+func (p *parser) pop(start int) []node {
+	var kids []node
+	if n := len(p.scratch) - start; n > 0 {
+		kids = make([]node, n)
+		copy(kids, p.scratch[start:])
+	}
+	clear(p.scratch[start:]) // drop references into the source
+	p.scratch = p.scratch[:start]
+	return kids
+}
+
+// quoteKey returns a member name as appendString writes it. A source literal
+// of plain printable ASCII without escapes is already that; anything else is
+// re-encoded.
+func quoteKey(k gjson.Result) string {
+	raw := k.Raw
+	plain := len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"'
+	for i := 1; plain && i < len(raw)-1; i++ {
+		c := raw[i]
+		plain = c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'
+	}
+	if plain {
+		return raw
+	}
+	return string(appendString(nil, k.Str))
 }
 
 // member returns the string value of an object's member ("" when absent).
@@ -139,10 +182,17 @@ type renderer struct {
 	fold *identity
 	// keys are field names a terse rendering keeps first.
 	keys map[string]bool
-	// whole, when not nil, collects the members of a folded record's data
-	// that the rendering shows whole (nothing inside them cut or left out),
-	// each with the byte offset where its rendering ends.
-	whole map[string]int
+	// trackWhole asks for whole: the members of a folded record's data that
+	// the rendering shows whole (nothing inside them cut or left out), each
+	// with the byte offset where its rendering ends, in rendering order.
+	trackWhole bool
+	whole      []memberEnd
+}
+
+// memberEnd is a member name and the byte offset where its rendering ends.
+type memberEnd struct {
+	key string
+	end int
 }
 
 // VisibleJSON returns v as compact JSON, authored key order kept, with every
@@ -223,7 +273,8 @@ func (r *renderer) folded(parent, m *node, depth int, inData bool) bool {
 }
 
 func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
-	keep := make([]int, 0, len(n.kids))
+	var buf [32]int // most objects fit; it spares an allocation per rendering
+	keep := buf[:0]
 	for i := range n.kids {
 		if !r.folded(n, &n.kids[i], depth, inData) {
 			keep = append(keep, i)
@@ -231,15 +282,11 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 	}
 	left := 0
 	if r.lim.entries > 0 && len(keep) > r.lim.entries {
-		// Keep the most informative members, shown in authored order.
-		rank := make([]uint8, len(n.kids))
-		for _, j := range keep {
-			rank[j] = r.rank(&n.kids[j])
-		}
-		slices.SortStableFunc(keep, func(a, c int) int { return cmp.Compare(rank[a], rank[c]) })
 		left = len(keep) - r.lim.entries
-		keep = keep[:r.lim.entries]
-		slices.Sort(keep)
+		keep = r.mostInformative(n, keep)
+	}
+	if inData && depth == 1 && r.trackWhole && r.whole == nil {
+		r.whole = make([]memberEnd, 0, len(keep))
 	}
 	b = append(b, '{')
 	for i, j := range keep {
@@ -247,12 +294,12 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 			b = append(b, ',')
 		}
 		m := &n.kids[j]
-		b = appendString(b, m.key)
+		b = append(b, m.quotedKey...)
 		b = append(b, ':')
 		before := r.n
 		b = r.value(b, m, depth+1, depth == 0 && r.fold != nil && m.key == "data")
-		if inData && depth == 1 && r.whole != nil && r.n.cutValues == before.cutValues && r.n.cutEntries == before.cutEntries {
-			r.whole[m.key] = len(b)
+		if inData && depth == 1 && r.trackWhole && r.n.cutValues == before.cutValues && r.n.cutEntries == before.cutEntries {
+			r.whole = append(r.whole, memberEnd{m.key, len(b)})
 		}
 	}
 	if left > 0 {
@@ -271,7 +318,7 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 // caller's key fields and a record wrapper's "data" payload, then non-empty
 // strings, numbers and binary metadata, booleans, non-empty containers, and
 // last null and empty values.
-func (r *renderer) rank(m *node) uint8 {
+func (r *renderer) rank(m *node) int {
 	switch {
 	case r.keys[m.key], m.key == "data" && m.kind == kindObject:
 		return 0
@@ -286,6 +333,37 @@ func (r *renderer) rank(m *node) uint8 {
 	default:
 		return 4
 	}
+}
+
+// ranks is the number of ranks rank returns.
+const ranks = 6
+
+// mostInformative keeps the r.lim.entries best-ranked members of keep, in
+// authored order, the earlier member winning a tie: a stable sort by rank cut
+// to length, done by counting since there are only a few ranks. It reuses
+// keep's array.
+func (r *renderer) mostInformative(n *node, keep []int) []int {
+	var perRank [ranks]int
+	for _, j := range keep {
+		perRank[r.rank(&n.kids[j])]++
+	}
+	// Every member ranked below cutoff is kept, and the first quota of rank cutoff.
+	cutoff, quota := 0, r.lim.entries
+	for perRank[cutoff] < quota {
+		quota -= perRank[cutoff]
+		cutoff++
+	}
+	out := keep[:0]
+	for _, j := range keep {
+		switch rank := r.rank(&n.kids[j]); {
+		case rank < cutoff:
+			out = append(out, j)
+		case rank == cutoff && quota > 0:
+			out = append(out, j)
+			quota--
+		}
+	}
+	return out
 }
 
 func (r *renderer) array(b []byte, n *node, depth int) []byte {
