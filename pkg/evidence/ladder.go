@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 )
 
 // Ladder bounds and the vocabulary shared with the TypeScript adapter.
@@ -207,61 +209,62 @@ func recordEntry(rec gjson.Result, scope Scope, shown map[string]bool) (Entry, b
 	if !ok {
 		return Entry{}, false
 	}
+	// Depth 1 is where "data" sits in a record's tree, as in a preview's.
+	data := parse(rec.Get("data"), 1)
+	return entryFor(id, &data, shown), true
+}
+
+// entryFor builds the rung of the record with the given id whose "data"
+// member parsed to data (nil when it has none).
+func entryFor(id resultid.ID, data *node, shown map[string]bool) Entry {
 	e := newEntry(id.String(), id.ConnectionID(), id.Stream(), id.RecordID())
-	data := rec.Get("data")
-	if !data.IsObject() {
-		return e, true
+	// A blob-shaped data object is still the record's fields.
+	if data == nil || data.kind != kindObject && data.kind != kindBlob {
+		return e
 	}
 	var texts []TextField
 	var jsons []JSONField
 	var unreadable int
-	data.ForEach(func(k, v gjson.Result) bool {
-		name := k.Str
+	for i := range data.kids {
+		v := &data.kids[i]
+		name := v.key
 		if identityFields[name] {
-			return true
+			continue
 		}
-		if shown[name] && !(v.Type == gjson.String && IsBase64Blob(v.Str)) {
-			if _, blob := BlobRef(v); !blob && (v.Type == gjson.String && v.Str != "" || (v.IsObject() || v.IsArray()) && hasEntries(v)) {
-				e.ShownWhole++
-				return true
-			}
+		container := v.kind == kindObject || v.kind == kindArray
+		if shown[name] && (v.kind == kindString && v.str != "" || container && len(v.kids) > 0) {
+			e.ShownWhole++
+			continue
 		}
 		switch {
-		case v.Type == gjson.String && v.Str == "":
-			return true
-		case v.Type == gjson.String && IsBase64Blob(v.Str):
-			n := Len(v.Str)
+		case v.kind == kindBase64:
+			n := v.chars
 			e.BinaryFields = append(e.BinaryFields, BinaryField{FieldPath: name, BinaryField: true, HandleSemantics: LiveLookup,
 				PreviewStatus: StatusBinaryOnly, Encoding: "base64", SizeChars: &n})
-		case v.IsObject():
-			if blob, ok := BlobRef(v); ok {
-				e.BinaryFields = append(e.BinaryFields, blobField(name, blob))
-				return true
-			}
-			fallthrough
-		case v.IsArray():
-			if !hasEntries(v) {
-				return true
+		case v.kind == kindBlob:
+			e.BinaryFields = append(e.BinaryFields, blobField(name, *v.blob))
+		case container:
+			if len(v.kids) == 0 {
+				continue
 			}
 			if !FieldPathOK(name) {
 				unreadable++
-				return true
+				continue
 			}
-			visible := VisibleJSON(v)
+			visible := v.visibleJSON()
 			preview, cut := Cut(visible, JSONPreviewChars)
 			jsons = append(jsons, JSONField{FieldPath: name, JSONField: true, HandleSemantics: LiveLookup,
 				PreviewStatus: status(cut), SizeChars: Len(visible), PreviewText: preview, Read: FetchFields(e.ID, name)})
-		case v.Type == gjson.String:
+		case v.kind == kindString && v.str != "":
 			if !FieldPathOK(name) {
 				unreadable++
-				return true
+				continue
 			}
-			n := Len(v.Str)
+			n := v.chars
 			texts = append(texts, TextField{FieldPath: name, TextLike: true, HandleSemantics: LiveLookup,
 				PreviewStatus: status(n > WindowChars), SizeChars: &n, Read: FieldRead(e.ID, name, 0, WindowChars)})
 		}
-		return true
-	})
+	}
 	more := unreadable
 	e.FieldWindows, more = keepLargest(texts, LadderTextFields, func(t TextField) int { return *t.SizeChars }, more)
 	e.JSONFields, more = keepLargest(jsons, LadderJSONFields, func(j JSONField) int { return j.SizeChars }, more)
@@ -279,7 +282,7 @@ func recordEntry(rec gjson.Result, scope Scope, shown map[string]bool) (Entry, b
 		e.MoreFields = more
 		e.Notes = append(e.Notes, noteMoreFields)
 	}
-	return e, true
+	return e
 }
 
 // keepLargest keeps the n largest items (the ones a preview is likeliest to
@@ -356,19 +359,32 @@ func RecordSetFor(body []byte, scope Scope, p PreviewResult) Ladder {
 	whole := false
 	readEnvelope(gjson.ParseBytes(body)).rows.ForEach(func(_, rec gjson.Result) bool {
 		i++
+		if len(l.Records) == LadderRecords {
+			// Past the entries, only whether a record has an id matters.
+			if _, ok := Identity(rec, scope); ok {
+				l.MoreRecords++
+			} else {
+				l.WithoutID++
+			}
+			return true
+		}
 		var shown map[string]bool
 		if i < len(p.Whole) {
 			shown = p.Whole[i]
 		}
-		switch e, ok := recordEntry(rec, scope, shown); {
-		case !ok:
-			l.WithoutID++
-		case len(l.Records) < LadderRecords:
-			whole = whole || e.ShownWhole > 0
-			l.Records = append(l.Records, e)
-		default:
-			l.MoreRecords++
+		var e Entry
+		var ok bool
+		if i < len(p.lines) && p.lines[i].scope == scope {
+			e, ok = p.lines[i].entry(shown)
+		} else {
+			e, ok = recordEntry(rec, scope, shown)
 		}
+		if !ok {
+			l.WithoutID++
+			return true
+		}
+		whole = whole || e.ShownWhole > 0
+		l.Records = append(l.Records, e)
 		return true
 	})
 	l.addNotes("structuredContent.data")

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 )
 
 // Preview bounds.
@@ -68,6 +70,10 @@ type PreviewResult struct {
 	// data the line shows whole (for a line cut short, those before the cut).
 	// RecordSetFor leaves those fields out of the ladder.
 	Whole []map[string]bool
+
+	// lines hold each previewed record's id and parsed tree, which
+	// RecordSetFor reuses rather than reading the records again.
+	lines []*previewLine
 }
 
 // Preview renders a page of records (an RS list body) as bounded text:
@@ -108,12 +114,14 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 	}
 	k := len(items)
 	lines := make([]*previewLine, k)
+	shared := &lineScratch{}
 	for i := range k {
-		lines[i] = newPreviewLine(i, items[i], opts.Scope, keys)
+		lines[i] = newPreviewLine(i, items[i], opts.Scope, keys, shared)
 	}
 	for ; k > 0; k-- {
 		if text, res, ok := fit(label, h, lines[:k], total); ok {
 			res.Text = text
+			res.lines = lines
 			return res
 		}
 	}
@@ -125,21 +133,32 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 // previewLine is one record and its renderings, computed on demand per level
 // from one parse of the record.
 type previewLine struct {
-	prefix string
-	rec    gjson.Result
-	tree   *node
-	fold   *identity
-	keys   map[string]bool
-	text   [len(previewLevels)]string
-	n      [len(previewLevels)]counts
-	whole  [len(previewLevels)][]memberEnd
-	done   [len(previewLevels)]bool
-	level  int
+	prefix  string
+	rec     gjson.Result
+	scope   Scope
+	id      resultid.ID
+	hasID   bool
+	scratch *lineScratch
+	tree    *node
+	fold    *identity
+	keys    map[string]bool
+	text    [len(previewLevels)]string
+	n       [len(previewLevels)]counts
+	whole   [len(previewLevels)][]memberEnd
+	done    [len(previewLevels)]bool
+	level   int
 }
 
-func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool) *previewLine {
-	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: rec, keys: keys}
+// lineScratch is working memory the lines of one preview share.
+type lineScratch struct {
+	parser parser
+	buf    []byte // a rendering before it is kept as a string
+}
+
+func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool, scratch *lineScratch) *previewLine {
+	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: rec, scope: scope, keys: keys, scratch: scratch}
 	if id, ok := Identity(rec, scope); ok {
+		l.id, l.hasID = id, true
 		l.prefix += "id=" + id.String() + " "
 		l.fold = &identity{record: id.RecordID(), stream: id.Stream(), connection: id.ConnectionID()}
 	}
@@ -148,19 +167,34 @@ func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool) 
 
 func (l *previewLine) render(level int) (string, counts) {
 	if !l.done[level] {
-		if l.tree == nil {
-			t := parse(l.rec, 0)
-			l.tree = &t
-		}
 		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, trackWhole: true}
-		b := make([]byte, 0, max(256, len(l.text[max(level-1, 0)])))
-		b = append(b, l.prefix...)
-		l.text[level] = string(r.value(b, l.tree, 0, false))
+		b := append(l.scratch.buf[:0], l.prefix...)
+		b = r.value(b, l.parsed(), 0, false)
+		l.text[level] = string(b)
+		l.scratch.buf = b
 		l.n[level] = r.n
 		l.whole[level] = r.whole
 		l.done[level] = true
 	}
 	return l.text[level], l.n[level]
+}
+
+// parsed returns the record's tree, parsing it on first use.
+func (l *previewLine) parsed() *node {
+	if l.tree == nil {
+		t := l.scratch.parser.parse(l.rec, 0)
+		l.tree = &t
+	}
+	return l.tree
+}
+
+// entry is the ladder rung of the line's record (see recordEntry), built from
+// the tree the preview parsed.
+func (l *previewLine) entry(shown map[string]bool) (Entry, bool) {
+	if !l.hasID {
+		return Entry{}, false
+	}
+	return entryFor(l.id, l.parsed().child("data"), shown), true
 }
 
 // wholeBefore returns the data members the line's current rendering shows
@@ -187,6 +221,10 @@ func fit(label string, h handles, lines []*previewLine, total int) (string, Prev
 	}
 	head := header(label, h, total, len(lines))
 	texts := make([]string, len(lines))
+	// The footer only changes with the counts, which most steps leave alone.
+	var foot string
+	var footN counts
+	haveFoot := false
 	for {
 		var n counts
 		size := len(head)
@@ -200,7 +238,9 @@ func fit(label string, h handles, lines []*previewLine, total int) (string, Prev
 				widest = i
 			}
 		}
-		foot := footer(total-len(lines), n, false)
+		if !haveFoot || n != footN {
+			foot, footN, haveFoot = footer(total-len(lines), n, false), n, true
+		}
 		if foot != "" {
 			size += 1 + len(foot)
 		}

@@ -55,11 +55,14 @@ type node struct {
 	key  string // member name, for members of an object
 	// quotedKey is key as a JSON string, computed once rather than per rendering.
 	quotedKey string
-	raw       string
-	str       string
-	chars     int // code points of str
-	blob      *Blob
-	kids      []node
+	// raw is the source text of a scalar, string or container.
+	raw   string
+	str   string
+	chars int // code points of str
+	blob  *Blob
+	// kids are the members or elements of a container; a blob keeps the
+	// members it was read from.
+	kids []node
 }
 
 // parse builds the node tree of v. It never fails: gjson's reading of the
@@ -98,16 +101,16 @@ func (p *parser) parse(v gjson.Result, depth int) node {
 		kids := p.pop(start)
 		if blob.valid() {
 			b := blob // only a real blob costs an allocation
-			return node{kind: kindBlob, blob: &b}
+			return node{kind: kindBlob, raw: v.Raw, blob: &b, kids: kids}
 		}
-		return node{kind: kindObject, kids: kids}
+		return node{kind: kindObject, raw: v.Raw, kids: kids}
 	case v.IsArray():
 		start := len(p.scratch)
 		v.ForEach(func(_, f gjson.Result) bool {
 			p.scratch = append(p.scratch, p.parse(f, depth+1))
 			return true
 		})
-		return node{kind: kindArray, kids: p.pop(start)}
+		return node{kind: kindArray, raw: v.Raw, kids: p.pop(start)}
 	case v.Raw == "":
 		return node{kind: kindScalar, raw: "null"}
 	default:
@@ -142,6 +145,39 @@ func quoteKey(k gjson.Result) string {
 		return raw
 	}
 	return string(appendString(nil, k.Str))
+}
+
+// child returns the first member named key, or nil.
+func (n *node) child(key string) *node {
+	for i := range n.kids {
+		if n.kids[i].key == key {
+			return &n.kids[i]
+		}
+	}
+	return nil
+}
+
+// visibleJSON is VisibleJSON of the value n was parsed from. A tree parsed
+// from an enclosing value stops deeper below n than VisibleJSON would; only
+// then is n's source parsed again.
+func (n *node) visibleJSON() string {
+	if n.cutByDepth() {
+		return VisibleJSON(gjson.Parse(n.raw))
+	}
+	var r renderer
+	return string(r.value(nil, n, 0, false))
+}
+
+func (n *node) cutByDepth() bool {
+	if n.kind == kindTooDeep {
+		return true
+	}
+	for i := range n.kids {
+		if n.kids[i].cutByDepth() {
+			return true
+		}
+	}
+	return false
 }
 
 // member returns the string value of an object's member ("" when absent).
