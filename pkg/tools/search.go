@@ -167,8 +167,9 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 		return nil, err
 	}
 	doc := gjson.ParseBytes(body)
+	top := readSearchTop(doc)
 	var hits []gjson.Result
-	doc.Get("data").ForEach(func(_, h gjson.Result) bool {
+	top.data.ForEach(func(_, h gjson.Result) bool {
 		hits = append(hits, h)
 		return true
 	})
@@ -194,7 +195,7 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 		RequestID:     resp.RequestID,
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: searchText(doc, results, sc.ContentLadder, extra, limit)}},
+		Content:           []mcp.Content{&mcp.TextContent{Text: searchText(top, results, sc.ContentLadder, extra, limit)}},
 		StructuredContent: sc,
 	}, nil
 }
@@ -256,6 +257,39 @@ func hitResult(env *Env, h gjson.Result, scope evidence.Scope) searchResult {
 	return r
 }
 
+// searchTop holds the top-level members of a search answer that shaping
+// reads, taken in one pass: a gjson Get per member would skip over every hit
+// again for each.
+type searchTop struct {
+	data, hasMore, nextCursor, url, meta gjson.Result
+}
+
+// readSearchTop reads doc's members; of a repeated name the first counts, as
+// with gjson's Get.
+func readSearchTop(doc gjson.Result) searchTop {
+	var t searchTop
+	doc.ForEach(func(k, v gjson.Result) bool {
+		var dst *gjson.Result
+		switch k.Str {
+		case "data":
+			dst = &t.data
+		case "has_more":
+			dst = &t.hasMore
+		case "next_cursor":
+			dst = &t.nextCursor
+		case "url":
+			dst = &t.url
+		case "meta":
+			dst = &t.meta
+		}
+		if dst != nil && !dst.Exists() {
+			*dst = v
+		}
+		return true
+	})
+	return t
+}
+
 // envelopeWithoutHits is the RS envelope with its hit array replaced by a
 // count and a pointer to structuredContent.results, key order kept.
 func envelopeWithoutHits(doc gjson.Result, n int) json.RawMessage {
@@ -284,20 +318,20 @@ func envelopeWithoutHits(doc gjson.Result, n int) json.RawMessage {
 //
 // The header and footer are never cut; hits are listed while they fit. Ids
 // are never shortened.
-func searchText(doc gjson.Result, results []searchResult, ladder evidence.Ladder, extra, limit int) string {
+func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, extra, limit int) string {
 	var head strings.Builder
 	head.WriteString("search: " + strconv.Itoa(len(results)) + " hit(s).")
-	hasMore := doc.Get("has_more").Type == gjson.True
+	hasMore := top.hasMore.Type == gjson.True
 	if hasMore || extra > 0 {
 		head.WriteString(" has_more=true.")
 	}
-	if c := doc.Get("next_cursor").Str; c != "" {
+	if c := top.nextCursor.Str; c != "" {
 		head.WriteString(" next_cursor=" + jsonString(c) + ".")
 	}
-	if hasMore && doc.Get("next_cursor").Str == "" && doc.Get("url").Str != "/v1/search/hybrid" {
+	if hasMore && top.nextCursor.Str == "" && top.url.Str != "/v1/search/hybrid" {
 		head.WriteString(" (no next_cursor: page one connection at a time with connection_id)")
 	}
-	meta := doc.Get("meta")
+	meta := top.meta
 	if c := meta.Get("count"); c.Type == gjson.Number {
 		head.WriteString(" total_matches=" + c.Raw)
 		if acc := meta.Get("count_accuracy").Str; acc != "" {
