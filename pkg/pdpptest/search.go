@@ -39,8 +39,8 @@ const (
 // in the route closures, so it dies with the server.
 type searchService struct {
 	s     *Server
-	lex   lexicalIndexCache
-	sem   semanticIndexCache
+	lex   indexCache[lexicalIndex]
+	sem   indexCache[semanticIndex]
 	snaps snapshotStore
 }
 
@@ -459,4 +459,23 @@ func warningsOrEmpty(ws []any) []any {
 		return []any{}
 	}
 	return ws
+}
+
+// indexCache holds a search index built from the store and rebuilds it when
+// the store has changed since (Upsert, Delete), so tests that write records
+// search what they wrote.
+type indexCache[T any] struct {
+	mu  sync.Mutex
+	sig string
+	idx *T
+}
+
+func (c *indexCache[T]) get(st *store, build func(*store) *T) *T {
+	sig := storeSignature(st)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.idx == nil || c.sig != sig {
+		c.idx, c.sig = build(st), sig
+	}
+	return c.idx
 }

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -439,23 +438,6 @@ func highlight(text string, toks []lexToken, insts []phraseInst, from, to int) s
 	return b.String()
 }
 
-// lexicalIndexCache rebuilds the index when the store has changed.
-type lexicalIndexCache struct {
-	mu  sync.Mutex
-	sig string
-	idx *lexicalIndex
-}
-
-func (lc *lexicalIndexCache) get(st *store) *lexicalIndex {
-	sig := storeSignature(st)
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	if lc.idx == nil || lc.sig != sig {
-		lc.idx, lc.sig = buildLexicalIndex(st), sig
-	}
-	return lc.idx
-}
-
 // storeSignature changes whenever any (connection, stream) table is written:
 // table versions only grow.
 func storeSignature(st *store) string {
@@ -505,7 +487,7 @@ type lexicalRecall struct {
 // (best score wins the snippet), hits ordered by score; sources merged
 // round-robin so none dominates the first pages.
 func (svc *searchService) lexicalRank(q string, sources []*searchSource) ([]*lexicalHit, *lexicalRecall) {
-	idx := svc.lex.get(svc.s.store)
+	idx := svc.lex.get(svc.s.store, buildLexicalIndex)
 	phrases := parseLexicalQuery(q)
 	type scope struct{ conn, stream, field string }
 	byScope := map[scope][]*lexicalMatch{}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -154,23 +153,6 @@ func buildSemanticIndex(st *store) *semanticIndex {
 	return idx
 }
 
-// semanticIndexCache rebuilds the vectors when the store has changed.
-type semanticIndexCache struct {
-	mu  sync.Mutex
-	sig string
-	idx *semanticIndex
-}
-
-func (sc *semanticIndexCache) get(st *store) *semanticIndex {
-	sig := storeSignature(st)
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.idx == nil || sc.sig != sig {
-		sc.idx, sc.sig = buildSemanticIndex(st), sig
-	}
-	return sc.idx
-}
-
 // semanticHit is one record in a semantic result list.
 type semanticHit struct {
 	src      *searchSource
@@ -211,7 +193,7 @@ func compareSemantic(ad float32, acs, ascope, akey, aconn string, bd float32, bc
 // under the total order and collapses them per record (best distance, fields
 // in distance order).
 func (svc *searchService) semanticRank(q string, limit int, sources []*searchSource) []*semanticHit {
-	idx := svc.sem.get(svc.s.store)
+	idx := svc.sem.get(svc.s.store, buildSemanticIndex)
 	qv := embedText(func() string { s, _ := utf16Prefix(q, semanticInputMax); return s }())
 	type cand struct {
 		row   *semRow
