@@ -153,7 +153,11 @@ func writeStreamIndex(b *strings.Builder, rows []schemaRow) {
 func writeStreamLine(b *strings.Builder, r schemaRow, fieldDetail bool, fieldCap int) bool {
 	b.WriteString("stream name=" + jsonString(streamName(r.stream)))
 	b.WriteString(" connector_key=" + quotedOrNull(connectorKey(r)))
-	b.WriteString(" display_name=" + quotedOrNull(displayName(r)))
+	// The connector's label is left out when the RS has none: "null" on
+	// every row would cost tokens and say nothing.
+	if dn := displayName(r); dn != "" {
+		b.WriteString(" display_name=" + jsonString(dn))
+	}
 	b.WriteString(" connections=" + rowConnections(r))
 	if !fieldDetail {
 		return false
