@@ -10,13 +10,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
@@ -38,40 +39,55 @@ var datasets = map[string]func() (*dataset.Dataset, error){
 // run serves until ctx is done. Exit codes: 0 after a clean stop, 1 when the
 // server cannot start, 2 on bad usage.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("pdpptest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	name := fs.String("dataset", "gmail", "dataset to serve: gmail or demo")
-	addr := fs.String("addr", "127.0.0.1:7663", "listen address (loopback)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pdpptest [--dataset gmail|demo] [--addr 127.0.0.1:7663]")
-		fs.PrintDefaults()
+	app := &cli.App{
+		Name:      "pdpptest",
+		Usage:     "run the in-process PDPP resource server double on its own",
+		UsageText: "pdpptest [--dataset gmail|demo] [--addr 127.0.0.1:7663]",
+		// Help goes to stderr: stdout carries only the URL and tokens.
+		Writer:    stderr,
+		ErrWriter: stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dataset", Value: "gmail", Usage: "dataset to serve: gmail or demo"},
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7663", Usage: "listen address (loopback)"},
+		},
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // run maps errors to exit codes itself
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return cli.Exit(fmt.Sprintf("pdpptest: unexpected arguments: %v (usage: %s)", c.Args().Slice(), c.App.UsageText), 2)
+			}
+			return serve(ctx, c.String("dataset"), c.String("addr"), stdout, stderr)
+		},
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	err := app.RunContext(ctx, args)
+	var ec cli.ExitCoder
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ec):
+		fmt.Fprintln(stderr, err)
+		return ec.ExitCode()
+	default:
+		// A flag urfave could not parse: it has already printed the reason
+		// and the help on stderr.
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "pdpptest: unexpected arguments: %v\n", fs.Args())
-		fs.Usage()
-		return 2
-	}
-	load, ok := datasets[*name]
+}
+
+// serve starts the double and blocks until ctx is done.
+func serve(ctx context.Context, name, addr string, stdout, stderr io.Writer) error {
+	load, ok := datasets[name]
 	if !ok {
-		fmt.Fprintf(stderr, "pdpptest: unknown dataset %q (want gmail or demo)\n", *name)
-		return 2
+		return cli.Exit(fmt.Sprintf("pdpptest: unknown dataset %q (want gmail or demo)", name), 2)
 	}
 	ds, err := load()
 	if err != nil {
-		fmt.Fprintf(stderr, "pdpptest: dataset %s: %v\n", *name, err)
-		return 1
+		return cli.Exit(fmt.Sprintf("pdpptest: dataset %s: %v", name, err), 1)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := pdpptest.Start(pdpptest.Options{Dataset: ds, Addr: *addr, Logger: log})
+	srv, err := pdpptest.Start(pdpptest.Options{Dataset: ds, Addr: addr, Logger: log})
 	if err != nil {
-		fmt.Fprintf(stderr, "pdpptest: %v\n", err)
-		return 1
+		return cli.Exit("pdpptest: "+err.Error(), 1)
 	}
 	fmt.Fprintf(stdout, "url           %s\n", srv.URL())
 	fmt.Fprintf(stdout, "dataset       %s\n", ds.Name)
@@ -81,8 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "try           curl -H 'Authorization: Bearer %s' %s/v1/schema?view=compact\n", srv.Token(pdpptest.TokenClient), srv.URL())
 	<-ctx.Done()
 	if err := srv.Close(); err != nil {
-		fmt.Fprintf(stderr, "pdpptest: close: %v\n", err)
-		return 1
+		return cli.Exit("pdpptest: close: "+err.Error(), 1)
 	}
-	return 0
+	return nil
 }
