@@ -90,11 +90,7 @@ func runAggregate(ctx context.Context, env *Env, a *aggregateArgs) (*mcp.CallToo
 		return nil, err
 	}
 	path := rs.Path("v1", "streams", a.Stream, "aggregate")
-	resp, err := env.RS.Get(ctx, path, a.query())
-	if err != nil {
-		return nil, err
-	}
-	body, err := objectBody(path, resp)
+	body, resp, err := getObject(ctx, env, path, a.query())
 	if err != nil {
 		return nil, err
 	}

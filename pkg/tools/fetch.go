@@ -107,11 +107,7 @@ func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult,
 	}
 	q = append(q, a.ExpandLimit...)
 	path := rs.Path("v1", "streams", id.Stream(), "records", id.RecordID())
-	resp, err := env.RS.Get(ctx, path, q)
-	if err != nil {
-		return nil, err
-	}
-	body, err := objectBody(path, resp)
+	body, _, err := getObject(ctx, env, path, q)
 	if err != nil {
 		return nil, err
 	}

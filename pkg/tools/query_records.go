@@ -107,11 +107,7 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 		return nil, err
 	}
 	path := rs.Path("v1", "streams", a.Stream, "records")
-	resp, err := env.RS.Get(ctx, path, a.query())
-	if err != nil {
-		return nil, err
-	}
-	body, err := objectBody(path, resp)
+	body, resp, err := getObject(ctx, env, path, a.query())
 	if err != nil {
 		return nil, err
 	}

@@ -247,11 +247,7 @@ func jsonWindow(ctx context.Context, env *Env, r *fieldRead, refusal *rs.Error) 
 	if c := r.id.ConnectionID(); c != "" {
 		q.Add("connection_id", c)
 	}
-	resp, err := env.RS.Get(ctx, path, q)
-	if err != nil {
-		return nil, err
-	}
-	body, err := objectBody(path, resp)
+	body, resp, err := getObject(ctx, env, path, q)
 	if err != nil {
 		return nil, err
 	}

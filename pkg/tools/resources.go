@@ -63,11 +63,7 @@ func readStreamResource(ctx context.Context, env *Env, uri string) (*mcp.Resourc
 		return nil, idError("uri", err)
 	}
 	path := rs.Path("v1", "streams", name)
-	resp, err := env.RS.Get(ctx, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	body, err := objectBody(path, resp)
+	body, _, err := getObject(ctx, env, path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +80,7 @@ func readRecordResource(ctx context.Context, env *Env, uri string) (*mcp.Resourc
 	if c := id.ConnectionID(); c != "" {
 		q.Add("connection_id", c)
 	}
-	resp, err := env.RS.Get(ctx, path, q)
-	if err != nil {
-		return nil, err
-	}
-	body, err := objectBody(path, resp)
+	body, _, err := getObject(ctx, env, path, q)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -37,6 +38,20 @@ func success(text string, sc *readResult) *mcp.CallToolResult {
 // 2xx answer (204, a non-JSON page from a proxy, a bare array) cannot be the
 // RS read envelope the tools describe, so it is a transport-level failure
 // rather than a result that would break the output schema.
+// getObject makes one RS GET and returns its body, which must be a JSON
+// object, with the response for its request id.
+func getObject(ctx context.Context, env *Env, path string, q rs.Query) ([]byte, *rs.Response, error) {
+	resp, err := env.RS.Get(ctx, path, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := objectBody(path, resp)
+	if err != nil {
+		return nil, nil, err
+	}
+	return body, resp, nil
+}
+
 func objectBody(path string, resp *rs.Response) ([]byte, error) {
 	body := bytes.TrimSpace(resp.Body)
 	// The RS client has already checked bodies declared as JSON; only other

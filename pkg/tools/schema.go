@@ -62,11 +62,7 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 		if a.ConnectionID != "" {
 			q.Add("connection_id", a.ConnectionID)
 		}
-		resp, err := env.RS.Get(ctx, path, q)
-		if err != nil {
-			return nil, err
-		}
-		body, err := objectBody(path, resp)
+		body, resp, err := getObject(ctx, env, path, q)
 		if err != nil {
 			return nil, err
 		}

@@ -158,11 +158,7 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 		return nil, err
 	}
 	path := searchPaths[a.Mode]
-	resp, err := env.RS.Get(ctx, path, a.query())
-	if err != nil {
-		return nil, err
-	}
-	body, err := objectBody(path, resp)
+	body, resp, err := getObject(ctx, env, path, a.query())
 	if err != nil {
 		return nil, err
 	}
