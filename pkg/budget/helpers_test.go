@@ -3,13 +3,13 @@ package budget_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/goldenfile"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
 )
@@ -149,25 +149,8 @@ func find(t *testing.T, checks []budget.Check, name string) budget.Check {
 	return budget.Check{}
 }
 
-// golden compares got with testdata/<name>; UPDATE_GOLDEN=1 rewrites it. A
-// missing golden file fails.
+// golden compares got with testdata/<name> (see internal/goldenfile).
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if os.Getenv("UPDATE_GOLDEN") == "1" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs (UPDATE_GOLDEN=1 accepts the change)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }

@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/goldenfile"
 )
 
 // fixture returns an RS body captured from the reference server.
@@ -33,25 +34,8 @@ func fixtureRows(t testing.TB, name string) []gjson.Result {
 	return out
 }
 
-// golden compares got with testdata/golden/<name>. UPDATE_GOLDEN=1 rewrites
-// it; a missing golden file fails.
+// golden compares got with testdata/golden/<name> (see internal/goldenfile).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if os.Getenv("UPDATE_GOLDEN") == "1" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden file missing (run with UPDATE_GOLDEN=1 to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs from golden (-want +got):\n%s", name, diff)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "golden", name), []byte(got))
 }
