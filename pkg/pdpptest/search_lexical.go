@@ -1,6 +1,7 @@
 package pdpptest
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -511,7 +512,7 @@ func (svc *searchService) lexicalRank(q string, sources []*searchSource) ([]*lex
 					}
 				}
 				slices.SortFunc(rows, func(a, b *lexicalMatch) int {
-					if c := cmpFloat(a.score, b.score); c != 0 {
+					if c := cmp.Compare(a.score, b.score); c != 0 {
 						return c
 					}
 					return a.row.id - b.row.id
@@ -537,7 +538,7 @@ func (svc *searchService) lexicalRank(q string, sources []*searchSource) ([]*lex
 				}
 			}
 		}
-		slices.SortStableFunc(order, func(a, b *lexicalHit) int { return cmpFloat(a.score, b.score) })
+		slices.SortStableFunc(order, func(a, b *lexicalHit) int { return cmp.Compare(a.score, b.score) })
 		perSource[i] = order
 		recall.ranked += len(order)
 		if truncated {
@@ -557,16 +558,6 @@ func (svc *searchService) lexicalRank(q string, sources []*searchSource) ([]*lex
 			return merged, recall
 		}
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // handleLexical answers GET /v1/search.

@@ -2,6 +2,7 @@ package pdpptest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -312,7 +313,7 @@ func (st *store) changesBetween(conn, stream string, since, until int64) (out []
 		before := t.at(k, since)
 		out = append(out, change{before: before, after: after, version: after.version})
 	}
-	slices.SortFunc(out, func(a, b change) int { return cmpInt64(a.version, b.version) })
+	slices.SortFunc(out, func(a, b change) int { return cmp.Compare(a.version, b.version) })
 	return out, true
 }
 
@@ -346,16 +347,6 @@ func (st *store) write(conn, stream string, r *storedRecord) error {
 	t.write(r)
 	t.compact(st.retain)
 	return nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Upsert writes a record into a (connection, stream) as a new version, for
