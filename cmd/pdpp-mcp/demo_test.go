@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
@@ -23,7 +24,7 @@ func TestDemoStartFailure(t *testing.T) {
 	ctx := context.Background()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr syncBuffer
+	var stderr testlog.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{cmdName, "--demo"}, inR, outW, &stderr)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 )
@@ -36,24 +37,6 @@ func isolate(t *testing.T, env map[string]string) {
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of slog and run.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // writeCache stores token as the `pdpp connect` credential for providerURL
@@ -148,7 +131,7 @@ func TestRunExitCodes(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t)
 			}
-			var stdout, stderr syncBuffer
+			var stdout, stderr testlog.Buffer
 			code := run(context.Background(), append([]string{cmdName}, tt.args...), strings.NewReader(""), &stdout, &stderr)
 			if code != tt.code {
 				t.Errorf("exit code = %d, want %d", code, tt.code)
@@ -185,7 +168,7 @@ func TestRunProbe(t *testing.T) {
 			srv := pdpptest.New(t, pdpptest.Options{})
 			root := t.TempDir()
 			file := writeCache(t, root, srv.URL(), tokenMember(srv.Token(tt.kind)))
-			var stdout, stderr syncBuffer
+			var stdout, stderr testlog.Buffer
 			code := run(context.Background(), []string{cmdName, "--provider-url", srv.URL(), "--cache-root", root}, strings.NewReader(""), &stdout, &stderr)
 			if code != tt.code {
 				t.Errorf("exit code = %d, want %d", code, tt.code)
@@ -211,7 +194,7 @@ func session(t *testing.T, args ...string) (int, []string, string) {
 	ctx := context.Background()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr syncBuffer
+	var stderr testlog.Buffer
 	done := make(chan int, 1)
 	go func() {
 		code := run(ctx, append([]string{cmdName}, args...), inR, outW, &stderr)
@@ -321,7 +304,7 @@ func TestRunStopsOnSignal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr syncBuffer
+	var stderr testlog.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{cmdName, "--provider-url", srv.URL(), "--cache-root", root, "--log-level=error"}, inR, outW, &stderr)

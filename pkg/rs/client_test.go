@@ -1,7 +1,6 @@
 package rs_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -551,27 +550,9 @@ func TestGetTextError(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink safe for the concurrent writes of a server test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestGetLogsOneLinePerCall(t *testing.T) {
 	srv := pdpptest.New(t, pdpptest.Options{})
-	var logs syncBuffer
+	var logs testlog.Buffer
 	c := newClient(t, srv, func(o *rs.Options) {
 		o.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
@@ -626,7 +607,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 		{CloseConnection: true},
 		{Delay: time.Minute},
 	}
-	var logs syncBuffer
+	var logs testlog.Buffer
 	c := newClient(t, srv, func(o *rs.Options) {
 		o.Timeout = 50 * time.Millisecond
 		o.MaxBodyBytes = 64 << 10

@@ -5,27 +5,10 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
 )
-
-// syncBuffer is written by the SDK's session goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // A session at the default info level must not add SDK lines to stderr; at
 // debug level they are wanted, and warnings always pass.
@@ -38,7 +21,7 @@ func TestSDKLogLevel(t *testing.T) {
 		{slog.LevelDebug, true},
 	} {
 		t.Run(tc.level.String(), func(t *testing.T) {
-			var buf syncBuffer
+			var buf testlog.Buffer
 			logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: tc.level}))
 			s := New(Options{ProviderURL: "http://127.0.0.1:1", Logger: logger})
 			cs := connect(t, s, nil)
