@@ -324,15 +324,6 @@ func blobField(name string, b Blob) BinaryField {
 	return f
 }
 
-func hasEntries(v gjson.Result) bool {
-	found := false
-	v.ForEach(func(_, _ gjson.Result) bool {
-		found = true
-		return false
-	})
-	return found
-}
-
 func status(cut bool) string {
 	if cut {
 		return StatusTruncated
