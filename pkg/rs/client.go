@@ -42,9 +42,13 @@ type Options struct {
 	// reloaded after a 401 is used by the next call. "" sends no
 	// Authorization header.
 	Token func() string
-	// HTTPClient is used as given when set. When nil the Client owns a
-	// keep-alive client of its own (no shared global transport).
+	// HTTPClient is used when set, with redirects turned off. When nil the
+	// process's SharedHTTPClient is used, so every RS client of a process
+	// shares one pool of kept-alive connections.
 	HTTPClient *http.Client
+	// Budget bounds the body bytes buffered at once; nil means the
+	// process-wide budget (DefaultBudgetBytes).
+	Budget *Budget
 	// Timeout bounds each call, body included. 0 means DefaultTimeout.
 	Timeout time.Duration
 	// MaxBodyBytes caps the bytes read from one answer. 0 means
@@ -66,6 +70,7 @@ type Client struct {
 	max     int64
 	ua      string
 	log     *slog.Logger
+	budget  *Budget
 }
 
 // New validates opts and returns a Client.
@@ -91,9 +96,17 @@ func New(opts Options) (*Client, error) {
 		max:     opts.MaxBodyBytes,
 		ua:      opts.UserAgent,
 		log:     opts.Logger,
+		budget:  opts.Budget,
 	}
 	if c.hc == nil {
-		c.hc = &http.Client{Transport: newTransport()}
+		c.hc = SharedHTTPClient()
+	} else {
+		hc := *c.hc // a copy: the caller's client keeps its own policy
+		hc.CheckRedirect = noRedirect
+		c.hc = &hc
+	}
+	if c.budget == nil {
+		c.budget = processBudget()
 	}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
@@ -147,6 +160,18 @@ func newTransport() *http.Transport {
 		ExpectContinueTimeout: time.Second,
 	}
 }
+
+// SharedHTTPClient is the one *http.Client every RS client of the process
+// uses unless given another. It never follows a redirect: the bearer is sent
+// only to the provider's origin, and a redirect becomes a CodeRedirect error.
+var SharedHTTPClient = sync.OnceValue(func() *http.Client {
+	return &http.Client{Transport: newTransport(), CheckRedirect: noRedirect}
+})
+
+// noRedirect hands a 3xx back to the caller instead of following it: Go's
+// client would otherwise resend the Authorization header to the same host on
+// another port or scheme.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 var moduleVersion = sync.OnceValue(func() string {
 	const module = "github.com/pdpp-mcp/pdpp-mcp"
@@ -239,40 +264,128 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 		return nil, 0, c.failure(ctx, callCtx, path, 0, "", err)
 	}
 	defer resp.Body.Close()
-	rid := resp.Header.Get("Request-Id")
+	rid := cleanRequestID(resp.Header.Get("Request-Id"), tok)
 
-	body, err := readCapped(resp.Body, resp.ContentLength, c.max)
-	if errors.Is(err, errTooLarge) {
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		// A read API has no reason to redirect, and following would send the
+		// bearer to wherever the answer points.
+		loc := describeLocation(resp.Header.Get("Location"), tok)
+		return nil, 0, &TransportError{
+			Code: CodeRedirect, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base, Location: loc,
+			Err: fmt.Errorf("GET %s: the resource server answered HTTP %d redirecting to %s; "+
+				"redirects are not followed, so the bearer token is only ever sent to %s", path, resp.StatusCode, loc, c.base),
+		}
+	}
+
+	res := &reservation{b: c.budget, limit: c.max}
+	kept := false
+	defer func() {
+		if !kept {
+			c.budget.release(res.n)
+		}
+	}()
+	body, err := readBudgeted(resp.Body, resp.ContentLength, c.max, func(total int64) error {
+		return res.grow(callCtx, total)
+	})
+	switch {
+	case errors.Is(err, errTooLarge):
 		return nil, len(body), &TransportError{
-			Code: CodeTooLarge, Limit: c.max, Status: resp.StatusCode, RequestID: rid,
+			Code: CodeTooLarge, Limit: c.max, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
 			Err: fmt.Errorf("GET %s: the answer is larger than the response cap of %s; "+
 				"narrow the request (fewer fields, a smaller limit) or raise the cap with %s",
 				path, formatBytes(c.max), MaxBodyFlag),
 		}
-	}
-	if err != nil {
+	case errors.Is(err, errBusy):
+		return nil, len(body), &TransportError{
+			Code: CodeBusy, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base, RetryAfterS: busyRetryAfterS,
+			Err: fmt.Errorf("GET %s: pdpp-mcp is already holding %s of answers from other calls and could not make room within %s",
+				path, formatBytes(c.budget.size), c.budget.wait),
+		}
+	case err != nil:
 		return nil, len(body), c.failure(ctx, callCtx, path, resp.StatusCode, rid, err)
 	}
-	if tok != "" {
-		body = redact(body, tok)
-	}
+	n := len(body)
+	res.shrink(int64(cap(body)))
+	// Everything below works on bytes that can reach a result: valid
+	// UTF-8, no token in any spelling.
+	body = redact(validUTF8(body), tok)
+	deep := looksJSON(body) && CheckDepth(body, MaxDepth) != nil
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, len(body), parseError(resp.StatusCode, resp.Header, body)
+		e := parseErrorTok(resp.StatusCode, resp.Header, body, tok, deep)
+		e.RequestID = cleanRequestID(e.RequestID, tok)
+		e.BaseURL = c.base
+		return nil, n, e
 	}
-	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, RequestID: rid}
+	if rid == "" {
+		resp.Header.Del("Request-Id")
+	} else {
+		resp.Header.Set("Request-Id", rid)
+	}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, RequestID: rid, BaseURL: c.base}
 	if resp.StatusCode == http.StatusNoContent {
 		out.Body = nil
-		return out, len(body), nil
+		return out, n, nil
 	}
-	if isJSON(out.ContentType()) && !gjson.ValidBytes(body) {
-		return nil, len(body), &TransportError{
-			Code: CodeInvalidResponse, Status: resp.StatusCode, RequestID: rid,
-			Err: fmt.Errorf("GET %s: the resource server declared %s but sent %d bytes that are not valid JSON",
-				path, out.ContentType(), len(body)),
+	invalid := func(format string, args ...any) error {
+		return &TransportError{
+			Code: CodeInvalidResponse, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
+			Err: fmt.Errorf("GET %s: "+format, append([]any{path}, args...)...),
 		}
 	}
-	return out, len(body), nil
+	if deep {
+		return nil, n, invalid("the resource server sent %d bytes of JSON nested deeper than %d levels", n, MaxDepth)
+	}
+	if isJSON(out.ContentType()) || looksJSON(body) {
+		if !gjson.ValidBytes(body) {
+			if isJSON(out.ContentType()) {
+				return nil, n, invalid("the resource server declared %s but sent %d bytes that are not valid JSON", out.ContentType(), n)
+			}
+		} else if why := checkEnvelope(RouteOf(path), body); why != "" {
+			return nil, n, invalid("the resource server answered HTTP %d with %s, not the envelope of %s", resp.StatusCode, why, RouteOf(path))
+		}
+	}
+	kept = true
+	res.end(ctx)
+	return out, n, nil
+}
+
+// busyRetryAfterS is the wait suggested after CodeBusy: answers ahead in the
+// queue are read and rendered within about a second.
+const busyRetryAfterS = 2
+
+// looksJSON reports whether b starts, after white space, like a JSON object
+// or array.
+func looksJSON(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && (b[0] == '{' || b[0] == '[')
+}
+
+// checkEnvelope says what is wrong with a valid JSON 200 body for route, or
+// "" when its shape is the route's: every read route answers an object with
+// at least one member, list routes carry a data array, and a record's data
+// is an object.
+func checkEnvelope(route Route, body []byte) string {
+	if route == RouteOther {
+		return ""
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return "JSON that is not an object"
+	}
+	empty := true
+	root.ForEach(func(_, _ gjson.Result) bool { empty = false; return false })
+	if empty {
+		return "an empty object"
+	}
+	data := root.Get("data")
+	switch {
+	case route.listEnvelope() && !data.IsArray():
+		return "an object whose data is not an array"
+	case route == RouteRecord && data.Exists() && !data.IsObject():
+		return "a record whose data is not an object"
+	}
+	return ""
 }
 
 // failure classifies an error from sending the request or reading the body.
@@ -310,11 +423,18 @@ func (c *Client) logCall(ctx context.Context, path string, q Query, start time.T
 	if !c.log.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
+	// Only shapes: the route template (no stream or record id), the query
+	// keys (no values: they hold search text and filter values), sizes,
+	// status and codes.
+	keys := make([]string, len(q))
+	for i, p := range q {
+		keys[i] = p.Key
+	}
 	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
 		slog.String("method", http.MethodGet),
-		slog.String("path", path),
-		slog.String("query", q.Encode()),
+		slog.String("route", RouteOf(path).String()),
+		slog.Any("query_keys", keys),
 		slog.Duration("duration", time.Since(start)),
 		slog.Int("bytes", n),
 	)
@@ -331,19 +451,27 @@ func (c *Client) logCall(ctx context.Context, path string, q Query, start time.T
 	case errors.As(err, &terr):
 		attrs = append(attrs, slog.Int("status", terr.Status), slog.String("code", terr.Code),
 			slog.String("request_id", terr.RequestID))
+	case errors.Is(err, context.Canceled):
+		attrs = append(attrs, slog.String("code", "canceled"))
 	default:
-		attrs = append(attrs, slog.String("error", err.Error()))
+		attrs = append(attrs, slog.String("code", "error"))
 	}
 	c.log.LogAttrs(ctx, slog.LevelDebug, "rs call", attrs...)
 }
 
 var errTooLarge = errors.New("body over the cap")
 
-// readCapped reads r to EOF and returns errTooLarge as soon as more than limit
+// readCapped is readBudgeted without a budget.
+func readCapped(r io.Reader, size, limit int64) ([]byte, error) {
+	return readBudgeted(r, size, limit, nil)
+}
+
+// readBudgeted reads r to EOF and returns errTooLarge as soon as more than limit
 // bytes arrive: at most limit+1 bytes are ever read and at most limit held.
 // size is the declared Content-Length (-1 when unknown) and only sizes the
-// buffer.
-func readCapped(r io.Reader, size, limit int64) ([]byte, error) {
+// buffer. grow, when set, is asked for room for the whole buffer before it
+// is allocated or grown; its error ends the read.
+func readBudgeted(r io.Reader, size, limit int64, grow func(total int64) error) ([]byte, error) {
 	if size > limit {
 		return nil, errTooLarge
 	}
@@ -351,7 +479,13 @@ func readCapped(r io.Reader, size, limit int64) ([]byte, error) {
 	if size >= 0 {
 		initial = size
 	}
-	b := make([]byte, 0, min(initial, limit))
+	initial = min(initial, limit)
+	if grow != nil {
+		if err := grow(initial); err != nil {
+			return nil, err
+		}
+	}
+	b := make([]byte, 0, initial)
 	for {
 		if len(b) == cap(b) {
 			if int64(len(b)) == limit {
@@ -359,7 +493,13 @@ func readCapped(r io.Reader, size, limit int64) ([]byte, error) {
 			}
 			// Double, but never past the cap: an oversized body must not
 			// allocate more than the cap it is measured against.
-			nb := make([]byte, len(b), min(int64(max(2*cap(b), 512)), limit))
+			next := min(int64(max(2*cap(b), 512)), limit)
+			if grow != nil {
+				if err := grow(next); err != nil {
+					return nil, err
+				}
+			}
+			nb := make([]byte, len(b), next)
 			copy(nb, b)
 			b = nb
 		}
@@ -386,16 +526,6 @@ func readCapped(r io.Reader, size, limit int64) ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-// redact replaces every occurrence of the bearer in an answer. A resource
-// server has no reason to echo it, but a misconfigured proxy page might, and
-// the token must never reach a result or an error.
-func redact(body []byte, tok string) []byte {
-	if !bytes.Contains(body, []byte(tok)) {
-		return body
-	}
-	return bytes.ReplaceAll(body, []byte(tok), []byte("[redacted]"))
 }
 
 // headerSafe reports whether s can be sent in a header field value.

@@ -135,6 +135,9 @@ func TestGetRealAnswers(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got, cmpIgnoreRaw); diff != "" {
 				t.Errorf("error mismatch (-want +got):\n%s", diff)
 			}
+			if got.BaseURL != srv.URL() {
+				t.Errorf("BaseURL = %q, want %q", got.BaseURL, srv.URL())
+			}
 		})
 	}
 }
@@ -143,7 +146,7 @@ func TestGetRealAnswers(t *testing.T) {
 // request id are checked separately.
 var cmpIgnoreRaw = cmp.Transformer("parsed", func(e *rs.Error) rs.Error {
 	c := *e
-	c.Object, c.RequestID = nil, ""
+	c.Object, c.RequestID, c.BaseURL = nil, "", ""
 	return c
 })
 
@@ -568,13 +571,17 @@ func TestGetLogsOneLinePerCall(t *testing.T) {
 	}
 	first := gjson.Parse(lines[0])
 	checks := map[string]string{
-		"level": "DEBUG", "method": "GET", "path": "/v1/schema", "query": "view=compact",
+		"level": "DEBUG", "method": "GET", "route": "/v1/schema", "query_keys": `["view"]`,
 		"status": "200", "bytes": fmt.Sprint(len(resp.Body)), "request_id": resp.RequestID,
 	}
 	for k, want := range checks {
 		if got := first.Get(k).String(); got != want {
 			t.Errorf("log %s = %q, want %q", k, got, want)
 		}
+	}
+	// Values never reach the log: they hold search text and filter values.
+	if strings.Contains(logs.String(), "compact") {
+		t.Errorf("a query value was logged: %s", logs.String())
 	}
 	if first.Get("duration").Int() <= 0 {
 		t.Errorf("log has no duration: %s", lines[0])

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -18,13 +19,30 @@ const maxTextMessage = 512
 // shape, any other JSON object, and non-JSON text. It never fails: whatever
 // the body, the result has a Code and a Message.
 func parseError(status int, header http.Header, body []byte) *Error {
+	return parseErrorTok(status, header, body, "", false)
+}
+
+// parseErrorTok is parseError for a body that may echo tok: every string
+// taken from it is redacted (after decoding), made valid UTF-8 and bounded.
+// deep says the body nests deeper than MaxDepth and must not be parsed.
+func parseErrorTok(status int, header http.Header, body []byte, tok string, deep bool) *Error {
 	e := &Error{Status: status}
 	if header != nil {
 		e.RequestID = header.Get("Request-Id")
+		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+			e.RetryAfterS = retryAfter(header.Get("Retry-After"), time.Now())
+		}
+	}
+	if !deep && CheckDepth(body, MaxDepth) != nil {
+		deep = true
 	}
 
 	var obj gjson.Result // the object the fields are read from
-	if gjson.ValidBytes(body) {
+	if deep {
+		e.Type = "rs_error"
+		e.Message = "the error body (" + strconv.Itoa(len(body)) + " bytes) is JSON nested deeper than " +
+			strconv.Itoa(MaxDepth) + " levels and was not read"
+	} else if gjson.ValidBytes(body) {
 		root := gjson.ParseBytes(body)
 		if root.IsObject() {
 			inner := root.Get("error")
@@ -40,7 +58,9 @@ func parseError(status int, header http.Header, body []byte) *Error {
 			default:
 				obj = root
 			}
-			e.Object = []byte(obj.Raw)
+			if len(obj.Raw) <= maxErrorObject {
+				e.Object = []byte(obj.Raw)
+			}
 		}
 	}
 
@@ -56,14 +76,20 @@ func parseError(status int, header http.Header, body []byte) *Error {
 		}
 		e.Param = stringAt(obj, "param")
 		e.RetryWith = retryWith(obj.Get("retry_with"))
-		e.AvailableConnections = connections(obj.Get("available_connections"))
+		e.AvailableConnections, e.OmittedConnections = connections(obj.Get("available_connections"), tok)
 		if e.RequestID == "" {
 			e.RequestID = stringAt(obj, "request_id")
 		}
-	} else {
+	} else if !deep {
 		e.Type = "rs_error"
 		e.Message = textMessage(body)
 	}
+	e.Code = cleanString(e.Code, tok, MaxIdentifierBytes)
+	e.Type = cleanString(e.Type, tok, MaxIdentifierBytes)
+	e.Param = cleanString(e.Param, tok, MaxIdentifierBytes)
+	e.RetryWith = cleanString(e.RetryWith, tok, MaxIdentifierBytes)
+	e.Message = cleanString(e.Message, tok, MaxMessageBytes)
+	e.RequestID = cleanRequestID(e.RequestID, tok)
 
 	if e.Code == "" {
 		e.Code = "http_" + strconv.Itoa(status)
@@ -106,25 +132,49 @@ func retryWith(v gjson.Result) string {
 // connections reads available_connections. Entries without a string
 // connection_id cannot be retried with and are left out here; Error.Object
 // still carries them verbatim.
-func connections(v gjson.Result) []Connection {
+// At most MaxConnections are kept; omitted counts the rest.
+func connections(v gjson.Result, tok string) (out []Connection, omitted int) {
 	if !v.IsArray() {
-		return nil
+		return nil, 0
 	}
-	var out []Connection
 	v.ForEach(func(_, c gjson.Result) bool {
 		id := stringAt(c, "connection_id")
 		if id == "" {
 			return true
 		}
+		if len(out) == MaxConnections {
+			omitted++
+			return true
+		}
 		out = append(out, Connection{
-			ConnectionID: id,
-			DisplayName:  stringAt(c, "display_name"),
-			ConnectorKey: stringAt(c, "connector_key"),
-			ConnectorID:  stringAt(c, "connector_id"),
+			ConnectionID: cleanString(id, tok, MaxIdentifierBytes),
+			DisplayName:  cleanString(stringAt(c, "display_name"), tok, MaxIdentifierBytes),
+			ConnectorKey: cleanString(stringAt(c, "connector_key"), tok, MaxIdentifierBytes),
+			ConnectorID:  cleanString(stringAt(c, "connector_id"), tok, MaxIdentifierBytes),
 		})
 		return true
 	})
-	return out
+	return out, omitted
+}
+
+// maxRetryAfterS bounds a Retry-After worth repeating (one day).
+const maxRetryAfterS = 86400
+
+// retryAfter reads Retry-After as seconds or an HTTP date; 0 when absent,
+// malformed or in the past.
+func retryAfter(v string, now time.Time) int {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return min(max(n, 0), maxRetryAfterS)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		s := int(t.Sub(now).Round(time.Second) / time.Second)
+		return min(max(s, 0), maxRetryAfterS)
+	}
+	return 0
 }
 
 // textMessage turns a non-JSON body into a one-paragraph message: trimmed,

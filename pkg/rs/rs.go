@@ -42,8 +42,12 @@ type Response struct {
 	Header http.Header
 	// Body is the raw response body, never re-encoded.
 	Body []byte
-	// RequestID is the RS Request-Id response header ("" when absent).
+	// RequestID is the RS Request-Id response header ("" when absent or
+	// when it was not a short id worth repeating).
 	RequestID string
+	// BaseURL is the provider URL that answered, so links built from this
+	// answer point at the provider that sent it.
+	BaseURL string
 }
 
 // ContentType returns the media type of the answer without parameters.
@@ -80,6 +84,14 @@ type Error struct {
 	// Object is the raw JSON of the error object (the value of "error"), or nil
 	// when the body was not JSON.
 	Object []byte
+	// OmittedConnections counts the available_connections left out beyond
+	// MaxConnections.
+	OmittedConnections int
+	// RetryAfterS is the Retry-After of a 429 or 503 in seconds (0 when
+	// absent).
+	RetryAfterS int
+	// BaseURL is the provider URL that answered.
+	BaseURL string
 	// Advice is an optional next step added by a layer that knows more than the
 	// RS (for example, that the cached credential was reloaded after a 401).
 	Advice string
@@ -109,7 +121,9 @@ const (
 	CodeUnreachable     = "rs_unreachable"        // connection refused, DNS, reset before an answer
 	CodeTimeout         = "rs_timeout"            // the per-call timeout elapsed
 	CodeTooLarge        = "rs_response_too_large" // body over the configured cap
-	CodeInvalidResponse = "rs_invalid_response"   // body unreadable or not the declared type
+	CodeInvalidResponse = "rs_invalid_response"   // body unreadable, not the declared type, too deep, or not the route's envelope
+	CodeRedirect        = "rs_redirect"           // a 3xx: redirects are never followed
+	CodeBusy            = "rs_busy"               // the process-wide body budget had no room in time
 )
 
 // TransportError is a failure to obtain an RS answer at all.
@@ -122,7 +136,13 @@ type TransportError struct {
 	Status int
 	// RequestID is the answer's Request-Id header when an answer started.
 	RequestID string
-	Err       error
+	// BaseURL is the provider URL the request went to.
+	BaseURL string
+	// Location is the quoted, bounded redirect target for CodeRedirect.
+	Location string
+	// RetryAfterS is the suggested wait in seconds (CodeBusy); 0 when none.
+	RetryAfterS int
+	Err         error
 }
 
 func (e *TransportError) Error() string {

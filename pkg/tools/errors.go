@@ -98,17 +98,23 @@ func errorText(env *Env, err error) string {
 			code = "http_" + strconv.Itoa(re.Status)
 		}
 		header(&b, code, re.Status, re.RequestID, re.Param, re.RetryWith)
+		retryAfterHeader(&b, re.RetryAfterS)
 		msg := re.Message
 		if msg == "" {
 			msg = "the resource server answered HTTP " + strconv.Itoa(re.Status) + " without a message"
 		}
 		line(&b, "message", msg)
 		if len(re.AvailableConnections) > 0 {
-			line(&b, "available_connections", connectionList(re.AvailableConnections))
+			list := connectionList(re.AvailableConnections)
+			if re.OmittedConnections > 0 {
+				list += "|omitted:" + strconv.Itoa(re.OmittedConnections)
+			}
+			line(&b, "available_connections", list)
 		}
 		line(&b, "next", rsAdvice(env, re))
 	case errors.As(err, &tr):
 		header(&b, tr.Code, tr.Status, tr.RequestID, "", "")
+		retryAfterHeader(&b, tr.RetryAfterS)
 		line(&b, "message", tr.Error())
 		line(&b, "next", transportAdvice(env, tr))
 	case errors.Is(err, context.Canceled):
@@ -143,6 +149,16 @@ func header(b *strings.Builder, code string, status int, requestID, param, retry
 		b.WriteString(inline(retryWith))
 	}
 	b.WriteByte('\n')
+}
+
+// retryAfterHeader appends retry_after_s=N to the header line just written.
+func retryAfterHeader(b *strings.Builder, seconds int) {
+	if seconds <= 0 {
+		return
+	}
+	s := strings.TrimSuffix(b.String(), "\n")
+	b.Reset()
+	b.WriteString(s + " retry_after_s=" + strconv.Itoa(seconds) + "\n")
 }
 
 func line(b *strings.Builder, key, val string) {
@@ -246,6 +262,8 @@ func rsAdvice(env *Env, e *rs.Error) string {
 		return "the resource server rejected the credential; ask the user to run " + connectHint(env) + ", then call again"
 	case e.Status == 403:
 		return "the grant does not allow this read; call schema to see what it covers"
+	case e.Status == 429 && e.RetryAfterS > 0:
+		return "the resource server is rate limiting; wait retry_after_s seconds before calling again"
 	case e.Status == 429:
 		return "the resource server is rate limiting; wait before calling again"
 	case e.Status >= 500:
@@ -304,6 +322,10 @@ func transportAdvice(env *Env, e *rs.TransportError) string {
 		return "call again with a narrower request (smaller limit, fewer fields), or later"
 	case rs.CodeTooLarge:
 		return "narrow the request: a smaller limit or fewer fields"
+	case rs.CodeRedirect:
+		return "the resource server redirected instead of answering; no arguments can fix this, ask the user to check the provider URL " + env.ProviderURL
+	case rs.CodeBusy:
+		return "other calls are holding pdpp-mcp's answer memory; wait retry_after_s seconds, then call again, preferably with a smaller limit or fewer fields"
 	}
 	return "call again later; if it keeps failing, report the request_id"
 }

@@ -1,0 +1,154 @@
+package rs
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// Process-wide memory budget defaults. 32 MiB holds two maximum-size
+// answers at once; ordinary answers (a few KiB) never wait.
+const (
+	DefaultBudgetBytes int64 = 32 << 20
+	DefaultBudgetWait        = 10 * time.Second
+)
+
+// Budget bounds the RS body bytes buffered at once across every client that
+// shares it. A read that cannot get room within the wait fails with
+// CodeBusy instead of growing the process without bound.
+type Budget struct {
+	sem  *semaphore.Weighted
+	size int64
+	wait time.Duration
+}
+
+// NewBudget returns a budget of size bytes whose reads queue for at most
+// wait.
+func NewBudget(size int64, wait time.Duration) *Budget {
+	return &Budget{sem: semaphore.NewWeighted(size), size: size, wait: wait}
+}
+
+// processBudget is shared by every Client built without Options.Budget.
+var processBudget = sync.OnceValue(func() *Budget {
+	return NewBudget(DefaultBudgetBytes, DefaultBudgetWait)
+})
+
+// errBusy means the budget had no room within its wait.
+var errBusy = errors.New("memory budget exhausted")
+
+// acquire reserves n bytes (at most the whole budget). It returns errBusy
+// when the wait runs out and ctx's error when ctx ends first.
+func (b *Budget) acquire(ctx context.Context, n int64) (int64, error) {
+	n = min(n, b.size)
+	if n <= 0 {
+		return 0, nil
+	}
+	if b.sem.TryAcquire(n) {
+		return n, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, b.wait)
+	defer cancel()
+	if err := b.sem.Acquire(wctx, n); err != nil {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, errBusy
+	}
+	return n, nil
+}
+
+func (b *Budget) release(n int64) {
+	if n > 0 {
+		b.sem.Release(n)
+	}
+}
+
+// lease holds reservations until the work that uses the bodies is done, so
+// the bytes stay counted while a tool renders them and the result is
+// encoded, not only while they are read.
+type lease struct {
+	mu    sync.Mutex
+	done  bool
+	holds map[*Budget]int64
+}
+
+type leaseKey struct{}
+
+// WithLease returns a context whose RS reads keep their budget reservations
+// until release is called (at most once matters; later calls do nothing).
+// Without a lease a reservation ends when Get returns.
+func WithLease(ctx context.Context) (context.Context, func()) {
+	l := &lease{holds: map[*Budget]int64{}}
+	return context.WithValue(ctx, leaseKey{}, l), l.release
+}
+
+func (l *lease) add(b *Budget, n int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return false
+	}
+	l.holds[b] += n
+	return true
+}
+
+func (l *lease) release() {
+	l.mu.Lock()
+	holds := l.holds
+	l.holds, l.done = nil, true
+	l.mu.Unlock()
+	for b, n := range holds {
+		b.release(n)
+	}
+}
+
+// reservation tracks the bytes one Get reserved.
+type reservation struct {
+	b     *Budget
+	n     int64
+	limit int64 // the body cap
+}
+
+// smallBody is how much of a body of unknown length is reserved step by
+// step. Past it the rest of the cap is reserved at once, so a reader never
+// holds part of the budget while waiting for more in small steps (which
+// would let many partial readers starve each other until the wait ends).
+const smallBody = 64 << 10
+
+// grow makes sure the reservation covers a buffer of total bytes.
+func (r *reservation) grow(ctx context.Context, total int64) error {
+	if total <= r.n {
+		return nil
+	}
+	if total > smallBody {
+		total = max(total, r.limit)
+	}
+	// One body may take the whole budget but not more: a cap above the
+	// budget must not make a read wait for room that can never exist.
+	total = min(total, r.b.size)
+	if total <= r.n {
+		return nil
+	}
+	got, err := r.b.acquire(ctx, total-r.n)
+	r.n += got
+	return err
+}
+
+// shrink gives back what is reserved beyond n bytes.
+func (r *reservation) shrink(n int64) {
+	if r.n > n {
+		r.b.release(r.n - n)
+		r.n = n
+	}
+}
+
+// end hands the reservation to ctx's lease, or releases it.
+func (r *reservation) end(ctx context.Context) {
+	if l, ok := ctx.Value(leaseKey{}).(*lease); ok && l.add(r.b, r.n) {
+		return
+	}
+	r.b.release(r.n)
+}

@@ -1,0 +1,410 @@
+package rs_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// hostileToken holds a '/' so that JSON may spell it with \/.
+const hostileToken = "tok/HOSTILE_5f3c9a1e7b2d4c6e8a0f"
+
+// hostile starts a loopback RS whose every answer comes from h, and a client
+// for it holding hostileToken.
+func hostile(t *testing.T, h http.HandlerFunc, edit func(*rs.Options)) *rs.Client {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return hostileClient(t, srv.URL, edit)
+}
+
+func hostileClient(t *testing.T, base string, edit func(*rs.Options)) *rs.Client {
+	t.Helper()
+	opts := rs.Options{BaseURL: base, Token: func() string { return hostileToken }}
+	if edit != nil {
+		edit(&opts)
+	}
+	c, err := rs.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// answer writes status, headers and body.
+func answer(status int, body []byte, header ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}
+}
+
+// noToken fails when the token appears in s, or in s after JSON decoding
+// of every string it holds.
+func noToken(t *testing.T, what, s string) {
+	t.Helper()
+	if strings.Contains(s, hostileToken) || strings.Contains(decodeAll(s), hostileToken) {
+		t.Errorf("%s carries the token: %.300q", what, s)
+	}
+}
+
+// decodeAll decodes s as JSON and re-renders it without escapes, so an
+// escaped echo shows up literally; non-JSON comes back unchanged.
+func decodeAll(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return b.String()
+}
+
+var recordsPath = rs.Path("v1", "streams", "messages", "records")
+
+func TestHostileRedirectIsNeverFollowed(t *testing.T) {
+	var stolen atomic.Int32
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			stolen.Add(1)
+		}
+		answer(200, []byte(`{"object":"list","data":[{"id":"evil"}],"has_more":false}`))(w, r)
+	}))
+	t.Cleanup(evil.Close)
+
+	for _, status := range []int{301, 302, 303, 307, 308} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			c := hostile(t, func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, evil.URL+r.URL.Path+"?access_token="+hostileToken, status)
+			}, nil)
+			resp, err := c.Get(context.Background(), recordsPath, nil)
+			checkRedirect(t, resp, err, status, evil.URL)
+		})
+	}
+	t.Run("https to http", func(t *testing.T) {
+		tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, evil.URL+r.URL.Path, http.StatusTemporaryRedirect)
+		}))
+		t.Cleanup(tlsSrv.Close)
+		c := hostileClient(t, tlsSrv.URL, func(o *rs.Options) { o.HTTPClient = tlsSrv.Client() })
+		resp, err := c.Get(context.Background(), recordsPath, nil)
+		checkRedirect(t, resp, err, 307, evil.URL)
+	})
+	if n := stolen.Load(); n != 0 {
+		t.Errorf("the other origin received the bearer %d times", n)
+	}
+}
+
+func checkRedirect(t *testing.T, resp *rs.Response, err error, status int, target string) {
+	t.Helper()
+	var tr *rs.TransportError
+	if !errors.As(err, &tr) || tr.Code != rs.CodeRedirect {
+		t.Fatalf("Get = %+v, %v; want %s", resp, err, rs.CodeRedirect)
+	}
+	if tr.Status != status || !strings.Contains(tr.Location, target) {
+		t.Errorf("status %d location %s, want %d naming %s", tr.Status, tr.Location, status, target)
+	}
+	if !strings.Contains(err.Error(), target) {
+		t.Errorf("error does not name where it pointed: %v", err)
+	}
+	noToken(t, "redirect error", err.Error())
+}
+
+func TestHostileTokenEchoes(t *testing.T) {
+	esc := `tok\/HOSTILE_5f3c\u0039a1e7b2d4c6e8a0f` // \/ and a \u escape
+	allU := jsonUEscape(hostileToken)               // every character escaped
+	rid := "req_" + hostileToken                    // a Request-Id built from the token
+	longRID := strings.Repeat("r", 200)             // not a short id
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		header []string
+	}{
+		{"message u-escaped", 401, `{"error":{"code":"bad","message":"you sent Bearer ` + allU + `"}}`, nil},
+		{"message slash-escaped", 400, `{"error":{"code":"bad","message":"token ` + esc + `"}}`, nil},
+		{"code and param", 400, `{"error":{"code":"` + esc + `","param":"` + allU + `","message":"x"}}`, nil},
+		{"request id header on 400", 400, `{"error":{"code":"bad","message":"x"}}`, []string{"Request-Id", rid}},
+		{"request id in body", 400, `{"error":{"code":"bad","message":"x","request_id":"` + esc + `"}}`, nil},
+		{"request id header on 200", 200, `{"object":"list","data":[],"has_more":false}`, []string{"Request-Id", rid}},
+		{"long request id on 200", 200, `{"object":"list","data":[],"has_more":false}`, []string{"Request-Id", longRID}},
+		{"inside a record", 200, `{"object":"list","data":[{"id":"r1","data":{"note":"` + allU + `","n":"` + esc + `"}}],"has_more":false}`, nil},
+		{"inside a key", 200, `{"object":"list","data":[{"id":"r1","data":{"` + esc + `":1}}],"has_more":false}`, nil},
+		{"text body", 502, `<p>Bearer ` + hostileToken + `</p>`, []string{"Content-Type", "text/html"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := hostile(t, answer(tt.status, []byte(tt.body), tt.header...), nil)
+			resp, err := c.Get(context.Background(), recordsPath, nil)
+			if tt.status == 200 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				noToken(t, "body", string(resp.Body))
+				noToken(t, "request id", resp.RequestID)
+				noToken(t, "header", strings.Join(resp.Header.Values("Request-Id"), ","))
+				if len(resp.RequestID) > 128 {
+					t.Errorf("a %d-byte request id was kept", len(resp.RequestID))
+				}
+				if !json.Valid(resp.Body) {
+					t.Errorf("redaction broke the JSON: %s", resp.Body)
+				}
+				return
+			}
+			var e *rs.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Get = %v, want *rs.Error", err)
+			}
+			for what, s := range map[string]string{
+				"Error()": err.Error(), "message": e.Message, "code": e.Code, "param": e.Param,
+				"request id": e.RequestID, "object": string(e.Object),
+			} {
+				noToken(t, what, s)
+			}
+		})
+	}
+}
+
+func jsonUEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteString(`\u`)
+		h := strconv.FormatInt(int64(r), 16)
+		b.WriteString(strings.Repeat("0", 4-len(h)) + h)
+	}
+	return b.String()
+}
+
+func TestHostileDeepNesting(t *testing.T) {
+	open16M := bytes.Repeat([]byte("["), 16<<20-1)
+	deepRecord := []byte(`{"object":"list","has_more":false,"data":[{"id":"r","data":{"x":` +
+		strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}}]}`)
+	tests := []struct {
+		name   string
+		status int
+		body   []byte
+		ctype  string
+	}{
+		{"16 MB of [ as JSON", 200, open16M, "application/json"},
+		{"16 MB of [ as text", 200, open16M, "text/plain"},
+		{"16 MB of [ in an error", 500, open16M, "application/json"},
+		{"10,000 deep record", 200, deepRecord, "application/json"},
+		{"deep error object", 400, []byte(`{"error":{"code":"x","message":` + strings.Repeat("[", 10000) + `}}`), "application/json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := hostile(t, answer(tt.status, tt.body, "Content-Type", tt.ctype), nil)
+			_, err := c.Get(context.Background(), recordsPath, nil)
+			var tr *rs.TransportError
+			var e *rs.Error
+			switch {
+			case tt.status == 200 && (!errors.As(err, &tr) || tr.Code != rs.CodeInvalidResponse):
+				t.Fatalf("Get = %v, want %s", err, rs.CodeInvalidResponse)
+			case tt.status != 200 && !errors.As(err, &e):
+				t.Fatalf("Get = %v, want *rs.Error", err)
+			case tt.status != 200 && len(e.Message) > rs.MaxMessageBytes+64:
+				t.Errorf("message of %d bytes", len(e.Message))
+			}
+		})
+	}
+}
+
+func TestHostileEnvelopes(t *testing.T) {
+	record := rs.Path("v1", "streams", "messages", "records", "r1")
+	tests := []struct {
+		name string
+		path string
+		body string
+	}{
+		{"empty object on records", recordsPath, `{}`},
+		{"data is a string", recordsPath, `{"object":"list","data":"oops"}`},
+		{"no data on records", recordsPath, `{"object":"list","has_more":false}`},
+		{"array on schema", rs.Path("v1", "schema"), `[]`},
+		{"empty object on schema", rs.Path("v1", "schema"), `{}`},
+		{"data is a string on search", rs.Path("v1", "search"), `{"data":"oops"}`},
+		{"record data not an object", record, `{"object":"record","id":"r1","data":"oops"}`},
+		{"null on a record", record, `null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := hostile(t, answer(200, []byte(tt.body)), nil)
+			resp, err := c.Get(context.Background(), tt.path, nil)
+			var tr *rs.TransportError
+			if !errors.As(err, &tr) || tr.Code != rs.CodeInvalidResponse {
+				t.Fatalf("Get = %+v, %v; want %s", resp, err, rs.CodeInvalidResponse)
+			}
+		})
+	}
+}
+
+func TestHostileInvalidUTF8(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+	}{
+		{"in a record", 200, "{\"object\":\"list\",\"data\":[{\"id\":\"r\xff\",\"data\":{\"s\":\"a\xc3\x28b\xed\xa0\x80\"}}],\"has_more\":false}"},
+		{"in an error message", 400, "{\"error\":{\"code\":\"c\xfe\",\"message\":\"m\xff\xff\"}}"},
+		{"in a text error", 502, "bad \xff gateway"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := hostile(t, answer(tt.status, []byte(tt.body)), nil)
+			resp, err := c.Get(context.Background(), recordsPath, nil)
+			if tt.status == 200 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !utf8.Valid(resp.Body) || !json.Valid(resp.Body) {
+					t.Errorf("body not valid UTF-8 JSON: %q", resp.Body)
+				}
+				return
+			}
+			var e *rs.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Get = %v, want *rs.Error", err)
+			}
+			for _, s := range []string{e.Message, e.Code, err.Error(), string(e.Object)} {
+				if !utf8.ValidString(s) {
+					t.Errorf("not valid UTF-8: %q", s)
+				}
+			}
+		})
+	}
+}
+
+func TestHostileHugeErrorStrings(t *testing.T) {
+	huge := strings.Repeat("m", 15<<20)
+	var conns strings.Builder
+	for i := range 1000 {
+		if i > 0 {
+			conns.WriteByte(',')
+		}
+		conns.WriteString(`{"connection_id":"cin_` + strconv.Itoa(i) + `","display_name":"` + strings.Repeat("d", 500) + `"}`)
+	}
+	body := `{"error":{"code":"` + strings.Repeat("c", 5000) + `","param":"` + strings.Repeat("p", 5000) +
+		`","message":"` + huge + `","available_connections":[` + conns.String() + `]}}`
+	c := hostile(t, answer(409, []byte(body)), nil)
+	_, err := c.Get(context.Background(), recordsPath, nil)
+	var e *rs.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("Get = %v, want *rs.Error", err)
+	}
+	if len(e.Message) > rs.MaxMessageBytes+64 || !strings.Contains(e.Message, "cut at") {
+		t.Errorf("message of %d bytes, want at most %d and a stated cut", len(e.Message), rs.MaxMessageBytes)
+	}
+	for what, s := range map[string]string{"code": e.Code, "param": e.Param} {
+		if len(s) > rs.MaxIdentifierBytes+64 || !strings.Contains(s, "cut at") {
+			t.Errorf("%s of %d bytes, want at most %d and a stated cut", what, len(s), rs.MaxIdentifierBytes)
+		}
+	}
+	if len(e.AvailableConnections) != rs.MaxConnections || e.OmittedConnections != 1000-rs.MaxConnections {
+		t.Errorf("%d connections kept, %d omitted; want %d and %d",
+			len(e.AvailableConnections), e.OmittedConnections, rs.MaxConnections, 1000-rs.MaxConnections)
+	}
+	if len(e.AvailableConnections[0].DisplayName) > rs.MaxIdentifierBytes+64 {
+		t.Errorf("display name of %d bytes", len(e.AvailableConnections[0].DisplayName))
+	}
+	if len(err.Error()) > 4096 {
+		t.Errorf("Error() is %d bytes", len(err.Error()))
+	}
+}
+
+func TestHostileRetryAfter(t *testing.T) {
+	date := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
+	tests := []struct {
+		status   int
+		value    string
+		min, max int
+	}{
+		{429, "7", 7, 7},
+		{503, date, 80, 91},
+		{429, "soon", 0, 0},
+		{503, "99999999", 86400, 86400},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.status)+" "+tt.value, func(t *testing.T) {
+			c := hostile(t, answer(tt.status, []byte(`{"error":{"code":"slow_down","message":"wait"}}`), "Retry-After", tt.value), nil)
+			_, err := c.Get(context.Background(), recordsPath, nil)
+			var e *rs.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Get = %v, want *rs.Error", err)
+			}
+			if e.RetryAfterS < tt.min || e.RetryAfterS > tt.max {
+				t.Errorf("RetryAfterS = %d, want %d..%d", e.RetryAfterS, tt.min, tt.max)
+			}
+		})
+	}
+}
+
+// TestHostileBudget shows that bodies held under a lease count against the
+// budget until the lease ends: a second read waits, then fails rs_busy.
+func TestHostileBudget(t *testing.T) {
+	body := []byte(`{"object":"list","has_more":false,"data":["` + strings.Repeat("x", 1<<20) + `"]}`)
+	budget := rs.NewBudget(int64(len(body))+1024, 50*time.Millisecond)
+	c := hostile(t, answer(200, body), func(o *rs.Options) { o.Budget = budget })
+
+	ctx, release := rs.WithLease(context.Background())
+	if _, err := c.Get(ctx, recordsPath, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Get(context.Background(), recordsPath, nil)
+	var tr *rs.TransportError
+	if !errors.As(err, &tr) || tr.Code != rs.CodeBusy || tr.RetryAfterS <= 0 {
+		t.Fatalf("second Get = %v, want %s with a retry_after", err, rs.CodeBusy)
+	}
+	release()
+	if _, err := c.Get(context.Background(), recordsPath, nil); err != nil {
+		t.Fatalf("Get after the lease ended = %v", err)
+	}
+}
+
+// TestHostileConcurrentMaximumAnswers runs many maximum-size answers at once
+// through a budget that holds two: every call is answered, none fails.
+func TestHostileConcurrentMaximumAnswers(t *testing.T) {
+	const size = 2 << 20
+	body := []byte(`{"object":"list","has_more":false,"data":["` + strings.Repeat("x", size-64) + `"]}`)
+	budget := rs.NewBudget(2*size, 30*time.Second)
+	c := hostile(t, answer(200, body), func(o *rs.Options) { o.Budget = budget; o.MaxBodyBytes = size })
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Go(func() {
+			ctx, release := rs.WithLease(context.Background())
+			defer release()
+			resp, err := c.Get(ctx, recordsPath, nil)
+			if err == nil && len(resp.Body) != len(body) {
+				err = errors.New("short body")
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+package rs
+
+import (
+	"bytes"
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds how deeply an RS body may nest arrays and objects. Real
+// read envelopes nest fewer than 20 levels; the JSON parsers used downstream
+// (and the SDK's encoder, which stops at 10,000) recurse per level, so a
+// deeper body is refused before any of them sees it.
+const MaxDepth = 64
+
+// Bounds on strings taken from an error envelope. They keep a hostile or
+// broken RS from filling the model's context with one message.
+const (
+	MaxMessageBytes    = 2048
+	MaxIdentifierBytes = 128
+	// MaxConnections bounds the available_connections kept from an error;
+	// the rest are counted in Error.OmittedConnections.
+	MaxConnections = 50
+	// maxErrorObject bounds the raw error object kept in Error.Object.
+	maxErrorObject = 16 << 10
+)
+
+// ErrTooDeep is returned by CheckDepth for a body nested deeper than allowed.
+var ErrTooDeep = errors.New("JSON nested too deeply")
+
+// CheckDepth reports ErrTooDeep when the JSON text b opens more than max
+// arrays or objects without closing them. It does not validate b otherwise;
+// it scans once, without recursion and without allocating, so it can run on
+// any body before a recursive parser does.
+func CheckDepth(b []byte, max int) error {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			// Skip the string: only an unescaped quote ends it.
+			for i++; i < len(b); i++ {
+				if b[i] == '\\' {
+					i++
+				} else if b[i] == '"' {
+					break
+				}
+			}
+		case '[', '{':
+			depth++
+			if depth > max {
+				return ErrTooDeep
+			}
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
+}
+
+const redacted = "[redacted]"
+
+// redact removes every form of the bearer an RS could echo: literal,
+// URL-escaped, and inside JSON strings however escaped (\u sequences, \/).
+// JSON strings are compared after decoding, so no escape spelling hides the
+// token. The body is returned unchanged (not copied) when it holds none.
+func redact(body []byte, tok string) []byte {
+	if tok == "" {
+		return body
+	}
+	for _, form := range tokenForms(tok) {
+		if bytes.Contains(body, []byte(form)) {
+			body = bytes.ReplaceAll(body, []byte(form), []byte(redacted))
+		}
+	}
+	if bytes.IndexByte(body, '\\') < 0 {
+		return body // no escapes: the literal pass was enough
+	}
+	return redactEscaped(body, tok)
+}
+
+// tokenForms is the token as sent and in the URL-escaped spellings a server
+// might echo it in a link.
+func tokenForms(tok string) []string {
+	forms := []string{tok}
+	for _, f := range []string{url.QueryEscape(tok), url.PathEscape(tok)} {
+		if f != tok && (len(forms) < 2 || forms[1] != f) {
+			forms = append(forms, f)
+		}
+	}
+	return forms
+}
+
+// redactEscaped rewrites every JSON string of body that contains an escape
+// and whose decoded value holds tok. It copies body only when it rewrites.
+func redactEscaped(body []byte, tok string) []byte {
+	var out []byte // nil until the first rewrite
+	var scratch []byte
+	last := 0 // body[:last] is already in out
+	for i := 0; i < len(body); i++ {
+		if body[i] != '"' {
+			continue
+		}
+		start, escaped := i, false
+		for i++; i < len(body); i++ {
+			if body[i] == '\\' {
+				escaped = true
+				i++
+			} else if body[i] == '"' {
+				break
+			}
+		}
+		if !escaped || i >= len(body) {
+			continue
+		}
+		scratch = unescapeJSON(scratch[:0], body[start+1:i])
+		if !bytes.Contains(scratch, []byte(tok)) {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(body))
+		}
+		out = append(out, body[last:start]...)
+		out = appendJSONString(out, strings.ReplaceAll(string(scratch), tok, redacted))
+		last = i + 1
+	}
+	if out == nil {
+		return body
+	}
+	return append(out, body[last:]...)
+}
+
+// unescapeJSON appends the decoded form of the inside of a JSON string. It
+// is lenient: a malformed escape is kept as written.
+func unescapeJSON(dst, s []byte) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, n := decodeU(s[i+1:])
+			if n == 0 {
+				dst = append(dst, '\\', 'u')
+				continue
+			}
+			i += n
+			if utf16.IsSurrogate(r) && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+				if r2, n2 := decodeU(s[i+3:]); n2 > 0 {
+					if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+						r = pair
+						i += 2 + n2
+					}
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // " \ / and anything unknown
+			dst = append(dst, s[i])
+		}
+	}
+	return dst
+}
+
+// decodeU reads the four hex digits after \u; n is 0 when they are not there.
+func decodeU(s []byte) (rune, int) {
+	if len(s) < 4 {
+		return 0, 0
+	}
+	v, err := strconv.ParseUint(string(s[:4]), 16, 32)
+	if err != nil {
+		return 0, 0
+	}
+	return rune(v), 4
+}
+
+// appendJSONString appends s as a JSON string, escaping only what JSON
+// requires.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}
+
+// validUTF8 replaces invalid UTF-8 with U+FFFD so no raw invalid byte from
+// the RS reaches a result or the stdout frame. It copies only when needed.
+func validUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	return bytes.ToValidUTF8(b, []byte("\uFFFD"))
+}
+
+// cleanString makes one string taken from the RS safe to repeat: token
+// removed, valid UTF-8, and at most limit bytes with the cut stated.
+func cleanString(s, tok string, limit int) string {
+	if tok != "" && strings.Contains(s, tok) {
+		s = strings.ReplaceAll(s, tok, redacted)
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return bound(s, limit)
+}
+
+// bound cuts s to at most limit bytes on a rune boundary and says so.
+func bound(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + " … [cut at " + strconv.Itoa(cut) + " of " + strconv.Itoa(len(s)) + " bytes]"
+}
+
+// maxRequestID bounds a Request-Id worth repeating.
+const maxRequestID = 128
+
+// cleanRequestID keeps a request id only when it looks like one: short, of
+// [A-Za-z0-9._:-], and not holding the token. Anything else is dropped, not
+// cut, because a partial id helps nobody and a long one may carry data.
+func cleanRequestID(s, tok string) string {
+	if s == "" || len(s) > maxRequestID || (tok != "" && strings.Contains(s, tok)) {
+		return ""
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '.' || c == '_' || c == ':' || c == '-'
+		if !ok {
+			return ""
+		}
+	}
+	return s
+}
+
+// describeLocation renders a redirect target for an error message: scheme,
+// host and path only (a query may carry data or the token), bounded.
+func describeLocation(loc, tok string) string {
+	if loc == "" {
+		return "(no Location header)"
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "(an unparseable Location header)"
+	}
+	s := u.Path
+	if u.Host != "" {
+		s = u.Scheme + "://" + u.Host + u.EscapedPath()
+	}
+	if u.RawQuery != "" {
+		s += "?…"
+	}
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	return strconv.Quote(cleanString(s, tok, 200))
+}
