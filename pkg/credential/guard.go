@@ -159,6 +159,13 @@ func (g *Guard) probe(ctx context.Context, s *held, inSession bool) error {
 		}
 		return fmt.Errorf("check token kind (GET /v1/schema): %w", err)
 	}
+	// The RS client already refuses deep bodies; a Getter that is not that
+	// client must not be able to crash start-up either, so check again
+	// before gjson's recursive walk.
+	if err := rs.CheckDepth(resp.Body, rs.MaxDepth); err != nil {
+		return fmt.Errorf("check token kind (GET /v1/schema): %w", &rs.TransportError{
+			Code: rs.CodeInvalidResponse, Status: resp.Status, RequestID: resp.RequestID, BaseURL: resp.BaseURL, Err: err})
+	}
 	kind := gjson.GetBytes(resp.Body, "bearer.token_kind")
 	if kind.Type != gjson.String && g.warned.CompareAndSwap(false, true) {
 		g.log.Warn("resource server did not report bearer.token_kind on /v1/schema; relying on the cache metadata alone to refuse owner tokens",

@@ -1,8 +1,10 @@
 package credential
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -385,5 +387,18 @@ func TestGuardConcurrentRotation(t *testing.T) {
 	}
 	if data == 0 || len(probed) < 2 {
 		t.Errorf("%d data reads, %d probed tokens: the test did not rotate", data, len(probed))
+	}
+}
+
+// TestGuardProbeDeepBody: a start-up probe answered with 16 MB of nested
+// arrays is an invalid response, not a crash.
+func TestGuardProbeDeepBody(t *testing.T) {
+	f := fixtureWith(t, kind(pdpptest.TokenClient), "")
+	f.srv.Fault(pdpptest.Fault{Path: "/v1/schema", Status: 200,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: bytes.Repeat([]byte("["), 16<<20-1)})
+	err := f.guard.Probe(context.Background())
+	var tr *rs.TransportError
+	if !errors.As(err, &tr) || tr.Code != rs.CodeInvalidResponse {
+		t.Fatalf("Probe = %v, want %s", err, rs.CodeInvalidResponse)
 	}
 }

@@ -1,0 +1,71 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// leaseGrace bounds how long RS body bytes stay counted after a handler
+// returns when the request's context never ends (a transport that does not
+// cancel it after writing the answer).
+const leaseGrace = 30 * time.Second
+
+// answer makes sure every data-bearing request gets an answer, and keeps
+// the RS bodies it read counted against the process-wide budget until the
+// answer is written.
+//
+// The SDK drops the response when it cannot encode a result (for example
+// JSON nested past encoding/json's limit), which leaves the client waiting
+// forever; a handler panic would end the session. Both become error results
+// here. The result is encoded once to find out, which costs one copy while
+// the budget still counts the body.
+func answer(log *slog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			if method != "tools/call" && method != "resources/read" {
+				return next(ctx, method, req)
+			}
+			lctx, release := rs.WithLease(ctx)
+			// The SDK cancels the request's context once the answer is
+			// written: only then are the bodies' bytes really free.
+			context.AfterFunc(ctx, release)
+			time.AfterFunc(leaseGrace, release)
+			defer func() {
+				if p := recover(); p != nil {
+					log.Error("request handler panicked", "method", method, "panic", fmt.Sprint(p))
+					res, err = failed(method, "the request failed inside pdpp-mcp")
+				}
+			}()
+			res, err = next(lctx, method, req)
+			if err != nil || res == nil {
+				return res, err
+			}
+			if _, mErr := json.Marshal(res); mErr != nil {
+				log.Warn("result could not be encoded; answering an error instead", "method", method, "error", mErr)
+				return failed(method, "the result could not be encoded as JSON ("+mErr.Error()+")")
+			}
+			return res, nil
+		}
+	}
+}
+
+// failed is the answer to a request whose own result cannot be sent: an
+// error result for a tool call (the model sees it), a JSON-RPC error
+// otherwise.
+func failed(method, msg string) (mcp.Result, error) {
+	if method != "tools/call" {
+		return nil, fmt.Errorf("%s", msg)
+	}
+	text := "error code=internal_error\nmessage: " + msg +
+		"\nnext: call again once, narrower (fewer fields, a smaller limit); if it fails the same way, report this message"
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	res.IsError = true
+	return res, nil
+}
