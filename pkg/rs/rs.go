@@ -80,9 +80,6 @@ type Error struct {
 	// Object is the raw JSON of the error object (the value of "error"), or nil
 	// when the body was not JSON.
 	Object []byte
-	// Advice is an optional next step added by a layer that knows more than the
-	// RS (for example, that the cached credential was reloaded after a 401).
-	Advice string
 }
 
 // Error renders a one-line description without any credential.

@@ -17,9 +17,9 @@ func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func TestCapabilityCacheExpires(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	c := newCapabilityCache(30*time.Second, 4, clk.now)
-	k := capabilityKey{"messages", "cin_a"}
+	k := capabilityKey{"", "messages", "cin_a"}
 	c.put(k, []byte("a"))
-	if _, ok := c.get(capabilityKey{"messages", ""}); ok {
+	if _, ok := c.get(capabilityKey{"", "messages", ""}); ok {
 		t.Error("a different connection_id hit the entry")
 	}
 	clk.advance(29 * time.Second)
@@ -36,16 +36,16 @@ func TestCapabilityCacheIsBounded(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	c := newCapabilityCache(time.Minute, 3, clk.now)
 	for i, s := range []string{"a", "b", "c", "d"} {
-		c.put(capabilityKey{s, ""}, []byte(s))
+		c.put(capabilityKey{"", s, ""}, []byte(s))
 		clk.advance(time.Duration(i+1) * time.Second)
 	}
 	if len(c.entries) != 3 {
 		t.Fatalf("%d entries, want 3", len(c.entries))
 	}
-	if _, ok := c.get(capabilityKey{"a", ""}); ok {
+	if _, ok := c.get(capabilityKey{"", "a", ""}); ok {
 		t.Error("the entry closest to expiry was kept over a newer one")
 	}
-	if _, ok := c.get(capabilityKey{"d", ""}); !ok {
+	if _, ok := c.get(capabilityKey{"", "d", ""}); !ok {
 		t.Error("the newest entry was dropped")
 	}
 }

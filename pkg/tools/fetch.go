@@ -45,9 +45,9 @@ const fetchOutput = `{
   "title": {"type": "string"},
   "text": {"type": "string"},
   "url": {"type": "string"},
-  "metadata": {"type": "object"}
+  "metadata": {"type": "object"},
+  "error": {"type": "object"}
  },
- "required": ["id", "title", "text", "url", "metadata"],
  "additionalProperties": false
 }`
 
@@ -254,9 +254,9 @@ func fetchDocument(env *Env, requested string, id resultid.ID, body []byte) (*fe
 // roleField names the field the cached stream schema declares with role, for
 // the record's connection or for the stream at large ("" when unknown).
 func roleField(env *Env, id resultid.ID, role string) string {
-	f := env.Capabilities.roleFields(id.Stream(), id.ConnectionID(), role)
+	f := env.Capabilities.roleFields(env.CredentialKey(), id.Stream(), id.ConnectionID(), role)
 	if len(f) == 0 && id.HasConnection() {
-		f = env.Capabilities.roleFields(id.Stream(), "", role)
+		f = env.Capabilities.roleFields(env.CredentialKey(), id.Stream(), "", role)
 	}
 	if len(f) == 0 {
 		return ""

@@ -53,9 +53,9 @@ const readFieldOutput = `{
   "next": {"type": "object"},
   "previous": {"type": "object"},
   "provider_url": {"type": "string"},
-  "request_id": {"type": "string"}
- },
- "required": ["record", "field", "window", "provider_url"]
+  "request_id": {"type": "string"},
+  "error": {"type": "object"}
+ }
 }`
 
 var readFieldTool = &spec[readFieldArgs]{

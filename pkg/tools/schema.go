@@ -107,7 +107,7 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 		// for the expand check of a following query_records.
 		sc.Data = json.RawMessage(doc.Raw)
 		sc.Legend = json.RawMessage(legendJSON)
-		env.Capabilities.put(capabilityKey{a.Stream, a.ConnectionID}, []byte(doc.Raw))
+		env.Capabilities.put(capabilityKey{env.CredentialKey(), a.Stream, a.ConnectionID}, []byte(doc.Raw))
 	case a.Stream != "":
 		sc.Data = json.RawMessage(projectSchema(doc, true))
 		sc.Legend = json.RawMessage(legendJSON)

@@ -55,9 +55,9 @@ const searchOutput = `{
   "results": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "url": {"type": "string"}}, "required": ["id", "title", "url"]}},
   "content_ladder": {"type": "object"},
   "provider_url": {"type": "string"},
-  "request_id": {"type": "string"}
- },
- "required": ["data", "results", "provider_url"]
+  "request_id": {"type": "string"},
+  "error": {"type": "object"}
+ }
 }`
 
 var searchTool = &spec[searchArgs]{

@@ -17,17 +17,37 @@ type RS interface {
 	Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error)
 }
 
+// Mode is how the server is deployed. It decides the advice a caller gets
+// when the credential or grant must change.
+type Mode int
+
+const (
+	// ModeStdio: a local user runs the server with a cached grant, and
+	// `pdpp connect <provider-url>` replaces it.
+	ModeStdio Mode = iota
+	// ModeHosted: remote callers cannot run a command; a grant is changed
+	// by re-approving it with the provider.
+	ModeHosted
+)
+
 // Env is what the tool handlers of one server share. One Env serves one
 // credential: its capability cache holds answers read with that credential.
 type Env struct {
 	RS RS
 	// ProviderURL is echoed in results as provider_url and named in advice.
 	ProviderURL string
+	// Mode selects the advice for credential and grant failures.
+	Mode Mode
 	// Logger receives debug records about tool calls; nil discards.
 	Logger *slog.Logger
 	// Capabilities caches stream capability answers for the expand check;
 	// nil gives the server a cache of its own.
 	Capabilities *CapabilityCache
+	// CredentialKey names the credential RS reads use, for cache keys: an
+	// opaque hash (credential.Key), never the token. nil uses the RS's own
+	// CredentialKey method when it has one (the credential guard does), and
+	// otherwise one key for everything (one credential per Env).
+	CredentialKey func() string
 	// FetchTextChars bounds fetch's document text in code points; 0 means
 	// DefaultFetchTextChars. Longer text is cut and continued by
 	// read_record_field.
@@ -70,6 +90,13 @@ func Register(s *mcp.Server, env *Env) {
 	}
 	if e.Capabilities == nil {
 		e.Capabilities = NewCapabilityCache()
+	}
+	if e.CredentialKey == nil {
+		if k, ok := e.RS.(interface{ CredentialKey() string }); ok {
+			e.CredentialKey = k.CredentialKey
+		} else {
+			e.CredentialKey = func() string { return "" }
+		}
 	}
 	for _, t := range table {
 		s.AddTool(t.definition(), t.handler(&e))
