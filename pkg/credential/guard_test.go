@@ -249,8 +249,8 @@ func TestGuardReloadAfterRejection(t *testing.T) {
 		thenOwner bool
 	}{
 		{
-			name:   "same token in the cache",
-			rotate: func(f *fixture) string { return "" },
+			name:    "same token in the cache",
+			rotate:  func(f *fixture) string { return "" },
 			outcome: OutcomeUnchanged,
 		},
 		{
