@@ -452,3 +452,26 @@ func TestScopeRefusal(t *testing.T) {
 		}
 	}
 }
+
+// The cache key follows the token in use and never contains it.
+func TestGuardCredentialKey(t *testing.T) {
+	f := fixtureWith(t, func(s *pdpptest.Server) string { return s.IssueClientToken("client") }, "")
+	k1 := f.guard.CredentialKey()
+	if k1 == "" || strings.Contains(k1, f.holder.Token()) || k1 != Key(f.holder.Token()) {
+		t.Fatalf("key %q", k1)
+	}
+	cred, err := f.cache.Load(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.srv.IssueClientToken("client"), "")
+	if cred, err = f.cache.Load(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !f.holder.swap(f.holder.load(), cred) {
+		t.Fatal("swap failed")
+	}
+	if k2 := f.guard.CredentialKey(); k2 == k1 {
+		t.Errorf("key unchanged after the token changed")
+	}
+}

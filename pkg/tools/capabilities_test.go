@@ -75,3 +75,15 @@ func TestAdvertisedRelations(t *testing.T) {
 		t.Errorf("top-level streams: %v, %v", rels, found)
 	}
 }
+
+// Answers read with one credential are never served for another.
+func TestCapabilityCacheKeyedByCredential(t *testing.T) {
+	c := NewCapabilityCache()
+	c.put(capabilityKey{"key-a", "messages", ""}, []byte("a"))
+	if _, ok := c.get(capabilityKey{"key-b", "messages", ""}); ok {
+		t.Fatal("an answer read with credential a was served for credential b")
+	}
+	if b, ok := c.get(capabilityKey{"key-a", "messages", ""}); !ok || string(b) != "a" {
+		t.Fatal("credential a lost its own answer")
+	}
+}

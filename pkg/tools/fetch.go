@@ -63,8 +63,9 @@ var fetchTool = &spec[fetchArgs]{
 		InputSchema:  mustSchema("fetch", fetchInput),
 		OutputSchema: mustSchema("fetch", fetchOutput),
 	},
-	args: newArgSpec("fetch", fetchInput, map[string]string{"expand_limit": CodeInvalidExpand}),
-	run:  runFetch,
+	args:  newArgSpec("fetch", fetchInput, map[string]string{"expand_limit": CodeInvalidExpand}),
+	check: (*fetchArgs).check,
+	run:   runFetch,
 }
 
 type fetchArgs struct {
@@ -75,22 +76,36 @@ type fetchArgs struct {
 	ConnectionID string         `json:"connection_id"`
 }
 
-func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult, error) {
+// record parses the id and applies connection_id to it.
+func (a *fetchArgs) record() (resultid.ID, error) {
 	id, err := parseID("id", a.ID)
 	if err != nil {
-		return nil, err
+		return id, err
 	}
-	if a.ConnectionID != "" {
-		if id, err = id.WithConnection(a.ConnectionID); err != nil {
-			return nil, idError("connection_id", err)
-		}
+	if id, err = id.WithConnection(a.ConnectionID); err != nil {
+		return id, idError("connection_id", err)
+	}
+	return id, nil
+}
+
+func (a *fetchArgs) check() error {
+	if _, err := a.record(); err != nil {
+		return err
 	}
 	for _, f := range a.Fields {
 		if !evidence.FieldPathOK(f) {
-			return nil, &toolError{Code: CodeInvalidArguments, Param: "fields",
+			return &toolError{Code: CodeInvalidArguments, Param: "fields",
 				Message: fmt.Sprintf("fields entry %s is not a top-level field name (the RS splits fields on commas and trims spaces)", strconv.Quote(f)),
 				Next:    "pass field names exactly as schema(stream) lists them"}
 		}
+	}
+	return nil
+}
+
+func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult, error) {
+	id, err := a.record()
+	if err != nil {
+		return nil, err
 	}
 	if err := checkExpandArgs(ctx, env, id.Stream(), id.ConnectionID(), a.Expand, a.ExpandLimit); err != nil {
 		return nil, err

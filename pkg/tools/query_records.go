@@ -100,9 +100,6 @@ func (a *queryArgs) query() rs.Query {
 }
 
 func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallToolResult, error) {
-	if err := safeName("stream", a.Stream); err != nil {
-		return nil, err
-	}
 	if err := checkExpandArgs(ctx, env, a.Stream, a.ConnectionID, a.Expand, a.ExpandLimit); err != nil {
 		return nil, err
 	}

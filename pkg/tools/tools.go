@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -105,11 +106,27 @@ func Register(s *mcp.Server, env *Env) {
 }
 
 // spec describes one tool: its MCP definition and its handler over typed
-// arguments A.
+// arguments A. A call is validated in one step before run, which is the only
+// part that may reach the RS: args checks each argument against the schema
+// and the shared rules (limits.go), then check, when set, checks what the
+// schema cannot say (combinations, id syntax).
 type spec[A any] struct {
-	def  *mcp.Tool
-	args *argSpec
-	run  func(ctx context.Context, env *Env, a *A) (*mcp.CallToolResult, error)
+	def   *mcp.Tool
+	args  *argSpec
+	check func(a *A) error
+	run   func(ctx context.Context, env *Env, a *A) (*mcp.CallToolResult, error)
+}
+
+// validate decodes and checks the arguments of one call; nothing here
+// reaches the RS.
+func (s *spec[A]) validate(raw json.RawMessage, a *A) error {
+	if err := s.args.decode(raw, a); err != nil {
+		return err
+	}
+	if s.check != nil {
+		return s.check(a)
+	}
+	return nil
 }
 
 func (s *spec[A]) definition() *mcp.Tool { return s.def }
@@ -117,7 +134,7 @@ func (s *spec[A]) definition() *mcp.Tool { return s.def }
 func (s *spec[A]) handler(env *Env) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var a A
-		if err := s.args.decode(req.Params.Arguments, &a); err != nil {
+		if err := s.validate(req.Params.Arguments, &a); err != nil {
 			return errorResult(env, err), nil
 		}
 		res, err := s.run(ctx, env, &a)
