@@ -91,7 +91,8 @@ const maxAttempts = 4
 
 // Get performs one RS read after the owner check. When the RS rejects the
 // token it re-reads the cache, swaps in a changed credential for the next read
-// and says so in the *rs.Error's Advice.
+// and returns a *RejectedError saying which of those happened; the words a
+// caller is shown are the tool layer's to choose.
 func (g *Guard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
 	for range maxAttempts {
 		s := g.h.load()
@@ -110,7 +111,7 @@ func (g *Guard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response,
 			continue
 		}
 		if rsErr := rejection(err); rsErr != nil {
-			g.reload(s, rsErr)
+			return resp, g.reload(s, rsErr)
 		}
 		return resp, err
 	}
@@ -148,16 +149,11 @@ func (g *Guard) probe(ctx context.Context, s *held, inSession bool) error {
 	if err != nil {
 		if rsErr := rejection(err); rsErr != nil {
 			if inSession {
-				g.reload(s, rsErr)
+				return g.reload(s, rsErr)
 			}
 			return err
 		}
-		var rsErr *rs.Error
-		if errors.As(err, &rsErr) && rsErr.Advice == "" {
-			rsErr.Advice = "pdpp-mcp reads GET /v1/schema to confirm the token is not an owner token before serving data, " +
-				"and that read failed; repeat the call when the resource server answers it."
-		}
-		return fmt.Errorf("check token kind (GET /v1/schema): %w", err)
+		return &ProbeError{Err: err}
 	}
 	// The RS client already refuses deep bodies; a Getter that is not that
 	// client must not be able to crash start-up either, so check again
@@ -181,14 +177,15 @@ func (g *Guard) probe(ctx context.Context, s *held, inSession bool) error {
 }
 
 // rejection returns the RS error when it says the token itself is no longer
-// accepted: any 401, or a 403 for a revoked, expired or invalid grant.
+// accepted: a 401 that is not a scope refusal, or a 403 for a revoked, expired
+// or invalid grant.
 func rejection(err error) *rs.Error {
 	var rsErr *rs.Error
 	if !errors.As(err, &rsErr) {
 		return nil
 	}
 	switch {
-	case rsErr.Status == 401:
+	case rsErr.Status == 401 && !ScopeRefusal(rsErr):
 		return rsErr
 	case rsErr.Status == 403 && (rsErr.Code == "grant_revoked" || rsErr.Code == "grant_expired" || rsErr.Code == "grant_invalid"):
 		return rsErr
@@ -196,36 +193,29 @@ func rejection(err error) *rs.Error {
 	return nil
 }
 
-// reload re-reads the cache after the RS rejected generation s and tells the
-// caller, through rsErr.Advice, whether repeating the call can help.
-func (g *Guard) reload(s *held, rsErr *rs.Error) {
-	url, file := s.cred.ProviderURL, s.cred.File
-	connect := "Run " + connectHint(url) + ", then repeat the call."
+// reload re-reads the cache after the RS rejected generation s and reports
+// what it did, so that the caller can say whether repeating the call helps.
+func (g *Guard) reload(s *held, rsErr *rs.Error) error {
+	rej := &RejectedError{File: s.cred.File, Err: rsErr}
 	if cur := g.h.load(); cur.gen != s.gen {
-		rsErr.Advice = "The resource server rejected the previous token; pdpp-mcp has since reloaded the credential from " +
-			cur.cred.File + ". Repeat the call."
-		return
+		rej.Outcome, rej.File = OutcomeRaced, cur.cred.File
+		return rej
 	}
 	cred, err := g.h.cache.Load(g.h.now())
 	switch {
 	case err != nil:
 		g.log.Warn("credential rejected and the cache holds no usable replacement", "credential", s.cred, "error", err)
-		rsErr.Advice = "The resource server rejected the cached credential, and re-reading " + file +
-			" gave no usable one: " + err.Error()
-		if !strings.Contains(rsErr.Advice, "pdpp connect") {
-			rsErr.Advice += " " + connect
-		}
+		rej.Outcome, rej.Cause = OutcomeUnusable, err
 	case cred.token == s.cred.token:
 		g.log.Warn("credential rejected and the cache holds the same token", "credential", s.cred)
-		rsErr.Advice = "The resource server rejected the cached credential and " + file +
-			" still holds the same token. " + connect
+		rej.Outcome = OutcomeUnchanged
 	default:
 		if !g.h.swap(s, cred) && g.h.Token() != cred.token {
-			rsErr.Advice = "The resource server rejected the previous token and the credential cache changed twice since; repeat the call."
-			return
+			rej.Outcome = OutcomeRaced
+			return rej
 		}
 		g.log.Info("reloaded credential after the resource server rejected the previous token", "credential", cred)
-		rsErr.Advice = "The resource server rejected the previous token; pdpp-mcp reloaded a new credential from " + file +
-			" and checks it before the next call. Repeat the call."
+		rej.Outcome = OutcomeReloaded
 	}
+	return rej
 }

@@ -64,7 +64,7 @@ func wantPaths(t *testing.T, got []string, want ...string) {
 	}
 }
 
-func wantRSError(t *testing.T, err error, status int, advice string) *rs.Error {
+func wantRSError(t *testing.T, err error, status int) *rs.Error {
 	t.Helper()
 	var rsErr *rs.Error
 	if !errors.As(err, &rsErr) {
@@ -73,10 +73,22 @@ func wantRSError(t *testing.T, err error, status int, advice string) *rs.Error {
 	if rsErr.Status != status {
 		t.Errorf("status = %d, want %d", rsErr.Status, status)
 	}
-	if !strings.Contains(rsErr.Advice, advice) {
-		t.Errorf("advice = %q, want it to contain %q", rsErr.Advice, advice)
-	}
 	return rsErr
+}
+
+// wantOutcome checks that err reports a refused credential and what the
+// guard did about it.
+func wantOutcome(t *testing.T, err error, status int, want Outcome) *RejectedError {
+	t.Helper()
+	wantRSError(t, err, status)
+	var rej *RejectedError
+	if !errors.As(err, &rej) {
+		t.Fatalf("error = %v, want *RejectedError", err)
+	}
+	if rej.Outcome != want {
+		t.Errorf("outcome = %d, want %d", rej.Outcome, want)
+	}
+	return rej
 }
 
 func TestGuardClientToken(t *testing.T) {
@@ -189,7 +201,11 @@ func TestGuardProbeFailureAdvice(t *testing.T) {
 	f := fixtureWith(t, kind(pdpptest.TokenClient), "")
 	f.srv.Fault(pdpptest.Fault{Path: "/v1/schema", Status: 503, Times: 1})
 	_, err := f.streams()
-	wantRSError(t, err, 503, "confirm the token is not an owner token")
+	wantRSError(t, err, 503)
+	var pe *ProbeError
+	if !errors.As(err, &pe) {
+		t.Fatalf("error = %v, want *ProbeError", err)
+	}
 	if _, err := f.streams(); err != nil {
 		t.Fatalf("Get after the fault: %v", err)
 	}
@@ -227,14 +243,17 @@ func TestGuardReloadAfterRejection(t *testing.T) {
 		name string
 		// rotate changes the cache after the first token stops working; it
 		// returns the token a swap should install ("" for none).
-		rotate    func(f *fixture) string
-		advice    string
+		rotate  func(f *fixture) string
+		outcome Outcome
+		// cause is the credential code of the reason no replacement was
+		// usable.
+		cause     string
 		thenOwner bool
 	}{
 		{
-			name:   "same token in the cache",
-			rotate: func(f *fixture) string { return "" },
-			advice: "still holds the same token. Run `pdpp connect ",
+			name:    "same token in the cache",
+			rotate:  func(f *fixture) string { return "" },
+			outcome: OutcomeUnchanged,
 		},
 		{
 			name: "new client token",
@@ -243,7 +262,7 @@ func TestGuardReloadAfterRejection(t *testing.T) {
 				f.write(tok, "")
 				return tok
 			},
-			advice: "pdpp-mcp reloaded a new credential from ",
+			outcome: OutcomeReloaded,
 		},
 		{
 			name: "cache removed",
@@ -253,7 +272,7 @@ func TestGuardReloadAfterRejection(t *testing.T) {
 				}
 				return ""
 			},
-			advice: "gave no usable one: No scoped PDPP credential cached for ",
+			outcome: OutcomeUnusable, cause: CodeNotConnected,
 		},
 		{
 			name: "cache now expired",
@@ -261,7 +280,7 @@ func TestGuardReloadAfterRejection(t *testing.T) {
 				f.write(f.srv.IssueClientToken("client"), `,"expires_at":"2020-01-01T00:00:00Z"`)
 				return ""
 			},
-			advice: "is expired (expires_at 2020-01-01T00:00:00Z). Run `pdpp connect ",
+			outcome: OutcomeUnusable, cause: CodeExpired,
 		},
 		{
 			name: "cache now marked owner",
@@ -269,7 +288,7 @@ func TestGuardReloadAfterRejection(t *testing.T) {
 				f.write(f.srv.Token(pdpptest.TokenOwner), `,"pdpp_token_kind":"owner"`)
 				return ""
 			},
-			advice: "marks it as an owner credential",
+			outcome: OutcomeUnusable, cause: CodeOwnerRefused,
 		},
 		{
 			name: "cache now holds an unmarked owner token",
@@ -278,7 +297,7 @@ func TestGuardReloadAfterRejection(t *testing.T) {
 				f.write(tok, "")
 				return tok
 			},
-			advice:    "pdpp-mcp reloaded a new credential from ",
+			outcome:   OutcomeReloaded,
 			thenOwner: true,
 		},
 	} {
@@ -292,9 +311,13 @@ func TestGuardReloadAfterRejection(t *testing.T) {
 			next := tt.rotate(f)
 
 			_, err := f.streams()
-			wantRSError(t, err, 401, tt.advice)
-			if strings.Contains(err.Error(), old) || strings.Contains(errAdvice(err), old) || next != "" && strings.Contains(errAdvice(err), next) {
-				t.Errorf("error or advice contains a token")
+			rej := wantOutcome(t, err, 401, tt.outcome)
+			var ce *Error
+			if tt.cause != "" && (!errors.As(rej.Cause, &ce) || ce.Code != tt.cause) {
+				t.Errorf("cause = %v, want code %s", rej.Cause, tt.cause)
+			}
+			if strings.Contains(err.Error(), old) || next != "" && strings.Contains(err.Error(), next) {
+				t.Errorf("error contains a token")
 			}
 			if next == "" {
 				if f.holder.Token() != old {
@@ -324,12 +347,12 @@ func TestGuardReloadAfterRejection(t *testing.T) {
 	}
 }
 
-func errAdvice(err error) string {
-	var rsErr *rs.Error
-	if errors.As(err, &rsErr) {
-		return rsErr.Advice
-	}
-	return ""
+// reported reports whether err says what the guard did or why it could not
+// read: every failure of a guarded read must.
+func reported(err error) bool {
+	var rej *RejectedError
+	var pe *ProbeError
+	return errors.As(err, &rej) || errors.As(err, &pe)
 }
 
 func TestGuardReloadOnGrantRevoked(t *testing.T) {
@@ -339,7 +362,7 @@ func TestGuardReloadOnGrantRevoked(t *testing.T) {
 	fresh := f.srv.IssueClientToken("client")
 	f.write(fresh, "")
 	_, err := f.streams()
-	wantRSError(t, err, 403, "reloaded a new credential")
+	wantOutcome(t, err, 403, OutcomeReloaded)
 	if _, err := f.streams(); err != nil {
 		t.Fatalf("Get after reload: %v", err)
 	}
@@ -362,8 +385,8 @@ func TestGuardConcurrentRotation(t *testing.T) {
 				defer wg.Done()
 				for range 3 {
 					_, err := f.streams()
-					if err != nil && errAdvice(err) == "" {
-						t.Errorf("Get: %v (no advice)", err)
+					if err != nil && !reported(err) {
+						t.Errorf("Get: %v (neither a rejection nor a probe failure)", err)
 					}
 				}
 			}()
@@ -400,5 +423,70 @@ func TestGuardProbeDeepBody(t *testing.T) {
 	var tr *rs.TransportError
 	if !errors.As(err, &tr) || tr.Code != rs.CodeInvalidResponse {
 		t.Fatalf("Probe = %v, want %s", err, rs.CodeInvalidResponse)
+	}
+}
+
+// A 401 about the stream asked for is a scope refusal: the token still works,
+// so the guard neither re-reads the cache nor reports a rejected credential.
+func TestGuardScopeRefusalIsNotARejection(t *testing.T) {
+	f := fixtureWith(t, kind(pdpptest.TokenClient), "")
+	// A different token in the cache would be swapped in if the guard
+	// treated the refusal as a dead token.
+	tok := f.holder.Token()
+	f.write(f.srv.IssueClientToken("client"), "")
+	_, err := f.guard.Get(context.Background(), "/v1/streams/no_such_stream/records", nil)
+	rsErr := wantRSError(t, err, 401)
+	if !ScopeRefusal(rsErr) {
+		t.Fatalf("code %s is not a scope refusal", rsErr.Code)
+	}
+	var rej *RejectedError
+	if errors.As(err, &rej) {
+		t.Errorf("scope refusal reported as a rejected credential (outcome %d)", rej.Outcome)
+	}
+	if f.holder.Token() != tok {
+		t.Errorf("token swapped after a scope refusal")
+	}
+}
+
+func TestScopeRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		err  *rs.Error
+		want bool
+	}{
+		{&rs.Error{Status: 401, Code: "context.stream_not_allowed"}, true},
+		{&rs.Error{Status: 401, Code: "context.instance_mismatch"}, true},
+		{&rs.Error{Status: 401, Code: "context.rights_missing"}, true},
+		{&rs.Error{Status: 401, Code: "context.active_false"}, false},
+		{&rs.Error{Status: 401, Code: "context.kind_mismatch"}, false},
+		{&rs.Error{Status: 401, Code: "authentication_error"}, false},
+		{&rs.Error{Status: 403, Code: "context.stream_not_allowed"}, false},
+		{nil, false},
+	} {
+		if got := ScopeRefusal(tc.err); got != tc.want {
+			t.Errorf("ScopeRefusal(%+v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// The cache key follows the token in use and never contains it.
+func TestGuardCredentialKey(t *testing.T) {
+	f := fixtureWith(t, func(s *pdpptest.Server) string { return s.IssueClientToken("client") }, "")
+	k1 := f.guard.CredentialKey()
+	if k1 == "" || strings.Contains(k1, f.holder.Token()) || k1 != Key(f.holder.Token()) {
+		t.Fatalf("key %q", k1)
+	}
+	cred, err := f.cache.Load(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.srv.IssueClientToken("client"), "")
+	if cred, err = f.cache.Load(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !f.holder.swap(f.holder.load(), cred) {
+		t.Fatal("swap failed")
+	}
+	if k2 := f.guard.CredentialKey(); k2 == k1 {
+		t.Errorf("key unchanged after the token changed")
 	}
 }

@@ -17,8 +17,10 @@
 //
 // Record keys that contain "/" or "\" (URLs, file paths) and stream names that
 // contain ":" cannot be written textually; the base64url handle carries them.
-// ID.String picks the textual form when it parses back to the same value and the
-// handle otherwise, so every valid record has a working id. Such keys reach the
+// ID.String picks the textual form when it parses back to the same value and
+// can be copied out of text as one token (no whitespace, quotes, commas,
+// brackets, no trailing punctuation), and the handle otherwise, so every valid
+// record has a working id that survives extraction. Such keys reach the
 // RS safely because callers escape every path segment (rs.Path does).
 package resultid
 
@@ -75,16 +77,30 @@ func (id ID) HasConnection() bool { return id.connection != "" }
 func (id ID) IsZero() bool { return id == ID{} }
 
 // String returns the id a model should be shown and pass back: the textual form
-// when it parses back to id, otherwise the pdpp://record/ handle. The zero ID
-// formats as "".
+// when it parses back to id and can be copied as one token, otherwise the
+// pdpp://record/ handle. The zero ID formats as "".
 func (id ID) String() string {
 	if id.IsZero() {
 		return ""
 	}
-	if t, ok := id.Text(); ok {
+	if t, ok := id.Text(); ok && copyable(t) {
 		return t
 	}
 	return id.Handle()
+}
+
+// copyable reports whether a textual id survives being taken out of running
+// text by a naive extractor: no whitespace (a tokenizer would split it), no
+// quotes, commas, brackets, braces or other separators that surrounding text
+// uses, and no trailing sentence punctuation a regex would leave behind.
+func copyable(t string) bool {
+	for _, r := range t {
+		if unicode.IsSpace(r) || strings.ContainsRune("\"'`,;|[](){}<>", r) {
+			return false
+		}
+	}
+	last, _ := utf8.DecodeLastRuneInString(t)
+	return !strings.ContainsRune(".,;:!?", last)
 }
 
 // Text returns the textual form ({connection}/{stream}:{record} or

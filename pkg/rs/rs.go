@@ -92,9 +92,6 @@ type Error struct {
 	RetryAfterS int
 	// BaseURL is the provider URL that answered.
 	BaseURL string
-	// Advice is an optional next step added by a layer that knows more than the
-	// RS (for example, that the cached credential was reloaded after a 401).
-	Advice string
 }
 
 // Error renders a one-line description without any credential.

@@ -50,10 +50,18 @@ type Options struct {
 	Logger *slog.Logger
 	// Icons replaces the default icon; a non-nil empty slice sends none.
 	Icons []mcp.Icon
-	// Capabilities is the expand-check cache. Share one per credential
-	// across servers (hosted mode builds a server per request); nil gives
-	// this server its own.
+	// Mode selects the advice for credential and grant failures: stdio
+	// (the zero value) names `pdpp connect <provider-url>`, hosted says the
+	// grant must be re-approved with the provider.
+	Mode tools.Mode
+	// Capabilities is the expand-check cache, keyed by CredentialKey, so
+	// one may be shared by every server of a process (hosted mode builds a
+	// server per request); nil gives this server its own.
 	Capabilities *tools.CapabilityCache
+	// CredentialKey returns an opaque key of the credential RS reads use
+	// (credential.Key of the token, never the token). nil uses the RS's own
+	// CredentialKey method when it has one.
+	CredentialKey func() string
 	// FetchTextChars bounds the text of a fetch document in characters;
 	// 0 means tools.DefaultFetchTextChars (16,384). Longer text is cut and
 	// its continuation named in the document's metadata.
@@ -101,7 +109,9 @@ func New(o Options) *mcp.Server {
 		RS:             o.RS,
 		ProviderURL:    o.ProviderURL,
 		Logger:         logger,
+		Mode:           o.Mode,
 		Capabilities:   o.Capabilities,
+		CredentialKey:  o.CredentialKey,
 		FetchTextChars: o.FetchTextChars,
 	})
 	return s

@@ -86,9 +86,6 @@ func (a *aggregateArgs) query() rs.Query {
 }
 
 func runAggregate(ctx context.Context, env *Env, a *aggregateArgs) (*mcp.CallToolResult, error) {
-	if err := safeName("stream", a.Stream); err != nil {
-		return nil, err
-	}
 	path := rs.Path("v1", "streams", a.Stream, "aggregate")
 	body, resp, err := getObject(ctx, env, path, a.query())
 	if err != nil {

@@ -55,6 +55,15 @@ func newArgSpec(tool, schemaJSON string, selfChecked map[string]string) *argSpec
 			panic(fmt.Sprintf("tools: %s: self-checked property %s is not in the schema", tool, name))
 		}
 	}
+	// Every free-form string (or list of strings) must have a rule in
+	// argKinds, so a new argument cannot skip the shared checks.
+	for _, name := range spec.order {
+		p := s.Properties[name]
+		free := (p.Type == "string" && len(p.Enum) == 0) || (p.Type == "array" && p.Items != nil && p.Items.Type == "string")
+		if free && argKinds[name] == kindNone {
+			panic(fmt.Sprintf("tools: %s: argument %s has no rule in argKinds", tool, name))
+		}
+	}
 	return spec
 }
 
@@ -109,6 +118,9 @@ func (s *argSpec) decode(raw json.RawMessage, dst any) error {
 		}
 		if err := s.props[k].Validate(val); err != nil {
 			return s.invalid(k, v)
+		}
+		if err := checkArg(k, argKinds[k], val); err != nil {
+			return err
 		}
 	}
 
@@ -201,21 +213,6 @@ func describe(p *jsonschema.Schema) string {
 		return "true or false"
 	}
 	return "a valid value"
-}
-
-// safeName applies the rule for names that become URL path segments: not
-// empty, no '/' or '\', no "..", and not ".".
-func safeName(param, v string) error {
-	if v == "" {
-		return &toolError{Code: CodeInvalidArguments, Param: param, Message: param + " is required",
-			Next: "call schema to list the granted names"}
-	}
-	if v == "." || strings.ContainsAny(v, `/\`) || strings.Contains(v, "..") {
-		return &toolError{Code: CodeInvalidArguments, Param: param,
-			Message: fmt.Sprintf("%s %s contains characters a stream name cannot have ('/', '\\' or '..')", param, strconv.Quote(v)),
-			Next:    "pass a stream name exactly as schema lists it"}
-	}
-	return nil
 }
 
 func quoteList(vals []string) string {

@@ -119,16 +119,25 @@ func TestArgSpecMatchesInputSchema(t *testing.T) {
 	}
 }
 
-func TestSafeName(t *testing.T) {
-	for _, ok := range []string{"messages", "message_bodies", "a.b", "x:y"} {
-		if err := safeName("stream", ok); err != nil {
-			t.Errorf("safeName(%q) = %v", ok, err)
+func TestNameRule(t *testing.T) {
+	for _, ok := range []string{"messages", "message_bodies", "a.b", "x:y", "a..b", "Work Gmail", strings.Repeat("n", MaxNameBytes)} {
+		if err := checkName("stream", ok, true); err != nil {
+			t.Errorf("checkName(%q) = %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", ".", "..", "a/b", `a\b`, "a..b", "../etc"} {
-		if err := safeName("stream", bad); err == nil {
-			t.Errorf("safeName(%q) accepted", bad)
+	for _, bad := range []string{"", ".", "..", "a/b", `a\b`, "../etc", "a\x00b", "a\nb", "a\tb", "\x7f", " a", "a ", "\xff"} {
+		if err := checkName("stream", bad, true); err == nil {
+			t.Errorf("checkName(%q) accepted", bad)
 		}
+	}
+	// Field names may contain '/' (the RS has no rule against it); control
+	// characters are refused all the same.
+	if err := checkName("fields", "a/b", false); err != nil {
+		t.Errorf("field name a/b: %v", err)
+	}
+	var te *toolError
+	if err := checkName("stream", strings.Repeat("n", MaxNameBytes+1), true); !errors.As(err, &te) || te.Code != CodeArgumentTooLarge {
+		t.Errorf("oversized name: %v", err)
 	}
 }
 

@@ -23,9 +23,10 @@ const (
 )
 
 // CapabilityCache keeps recent compact schema answers of single streams,
-// keyed by stream and connection_id, for the expand check. It holds answers
-// read with one credential; do not share it between credentials. It is safe
-// for concurrent use.
+// keyed by credential (Env.CredentialKey, a hash, never the token), stream
+// and connection_id, for the expand check. Answers read with one credential
+// are never served for another, so one cache may serve many credentials; it
+// is bounded in entries and age either way. It is safe for concurrent use.
 type CapabilityCache struct {
 	ttl time.Duration
 	max int
@@ -35,7 +36,7 @@ type CapabilityCache struct {
 	entries map[capabilityKey]capabilityEntry
 }
 
-type capabilityKey struct{ stream, connectionID string }
+type capabilityKey struct{ credential, stream, connectionID string }
 
 type capabilityEntry struct {
 	body    []byte
@@ -106,7 +107,7 @@ func streamSchemaQuery(stream, connectionID string) rs.Query {
 // stream row under connectors[].streams. When the schema cannot be read or
 // does not list the stream, the RS decides (fail open).
 func checkExpand(ctx context.Context, env *Env, stream, connectionID string, expand []string, limits []rs.Param) error {
-	k := capabilityKey{stream, connectionID}
+	k := capabilityKey{env.CredentialKey(), stream, connectionID}
 	body, ok := env.Capabilities.get(k)
 	if !ok {
 		resp, err := env.RS.Get(ctx, rs.Path("v1", "schema"), streamSchemaQuery(stream, connectionID))
@@ -224,15 +225,15 @@ func advertisedRelations(doc gjson.Result, stream string) (rels []relationCap, f
 // keyFields names the fields a cached stream schema marks as the record's
 // title or event time (role=primary-title, role=event-time), so a tight
 // preview keeps them. It never makes a request: no cached answer, no names.
-func (c *CapabilityCache) keyFields(stream, connectionID string) []string {
-	return c.roleFields(stream, connectionID, "primary-title", "event-time")
+func (c *CapabilityCache) keyFields(credential, stream, connectionID string) []string {
+	return c.roleFields(credential, stream, connectionID, "primary-title", "event-time")
 }
 
 // roleFields names, in schema order, the fields a cached stream schema
 // declares with any of roles (role=<role> in the compact flags). It never
 // makes a request: no cached answer, no names.
-func (c *CapabilityCache) roleFields(stream, connectionID string, roles ...string) []string {
-	body, ok := c.get(capabilityKey{stream, connectionID})
+func (c *CapabilityCache) roleFields(credential, stream, connectionID string, roles ...string) []string {
+	body, ok := c.get(capabilityKey{credential, stream, connectionID})
 	if !ok {
 		return nil
 	}

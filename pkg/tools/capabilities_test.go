@@ -17,9 +17,9 @@ func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func TestCapabilityCacheExpires(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	c := newCapabilityCache(30*time.Second, 4, clk.now)
-	k := capabilityKey{"messages", "cin_a"}
+	k := capabilityKey{"", "messages", "cin_a"}
 	c.put(k, []byte("a"))
-	if _, ok := c.get(capabilityKey{"messages", ""}); ok {
+	if _, ok := c.get(capabilityKey{"", "messages", ""}); ok {
 		t.Error("a different connection_id hit the entry")
 	}
 	clk.advance(29 * time.Second)
@@ -36,16 +36,16 @@ func TestCapabilityCacheIsBounded(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	c := newCapabilityCache(time.Minute, 3, clk.now)
 	for i, s := range []string{"a", "b", "c", "d"} {
-		c.put(capabilityKey{s, ""}, []byte(s))
+		c.put(capabilityKey{"", s, ""}, []byte(s))
 		clk.advance(time.Duration(i+1) * time.Second)
 	}
 	if len(c.entries) != 3 {
 		t.Fatalf("%d entries, want 3", len(c.entries))
 	}
-	if _, ok := c.get(capabilityKey{"a", ""}); ok {
+	if _, ok := c.get(capabilityKey{"", "a", ""}); ok {
 		t.Error("the entry closest to expiry was kept over a newer one")
 	}
-	if _, ok := c.get(capabilityKey{"d", ""}); !ok {
+	if _, ok := c.get(capabilityKey{"", "d", ""}); !ok {
 		t.Error("the newest entry was dropped")
 	}
 }
@@ -73,5 +73,17 @@ func TestAdvertisedRelations(t *testing.T) {
 	top := gjson.Parse(`{"streams":[{"name":"orders","expand_capabilities":[{"relation":"lines","usable":true}]}]}`)
 	if rels, found := advertisedRelations(top, "orders"); !found || len(rels) != 1 || rels[0].name != "lines" {
 		t.Errorf("top-level streams: %v, %v", rels, found)
+	}
+}
+
+// Answers read with one credential are never served for another.
+func TestCapabilityCacheKeyedByCredential(t *testing.T) {
+	c := NewCapabilityCache()
+	c.put(capabilityKey{"key-a", "messages", ""}, []byte("a"))
+	if _, ok := c.get(capabilityKey{"key-b", "messages", ""}); ok {
+		t.Fatal("an answer read with credential a was served for credential b")
+	}
+	if b, ok := c.get(capabilityKey{"key-a", "messages", ""}); !ok || string(b) != "a" {
+		t.Fatal("credential a lost its own answer")
 	}
 }

@@ -14,10 +14,12 @@
 //
 // Input schemas are written by hand (no inferred ["null", …] unions, no
 // top-level anyOf/oneOf) and are strict: unknown arguments are rejected.
-// Handlers validate arguments themselves before any RS request, so a rejected
-// call never reaches the RS and its error carries a PDPP code
-// (invalid_arguments, invalid_filter, invalid_expand) rather than a bare
-// schema-validator message.
+// Each call is validated in one step before run, the only part that may
+// reach the RS: the schema, the shared name rule and size limits (limits.go,
+// one rule per argument name on every tool), then the tool's own check. A
+// rejected call never reaches the RS and its error carries a PDPP code
+// (invalid_arguments, argument_too_large, invalid_filter, invalid_expand)
+// rather than a bare schema-validator message.
 //
 // # Results and output schemas
 //
@@ -51,16 +53,17 @@
 // reachable only by resources/read. A failed read is a JSON-RPC error (see
 // resources.go).
 //
-// An error result (isError: true) has one text block and no
-// structuredContent. MCP clients such as the official TypeScript SDK validate
-// structuredContent against the output schema whenever it is present, even on
-// error results; carrying the error in structuredContent would therefore
-// require every output schema to admit an error shape as well. Instead the
-// error text is complete on its own: the code, the message, the HTTP status
-// and RS request id when there was an RS answer, the offending parameter,
-// candidate connection_ids when the RS named them, and one "next:" line with
-// the step that fixes the call. Errors are never retried, and never retried
-// with other credentials.
+// An error result (isError: true) has one text block and
+// structuredContent.error: the RS error envelope (code, message, type, param,
+// retry_with, available_connections, http_status, request_id) or the local
+// typed error, plus next, the step that fixes the call. MCP clients such as
+// the official TypeScript SDK validate structuredContent against the output
+// schema even on error results, so every output schema declares error and
+// requires nothing. The text is complete on its own as well. One classifier
+// (classify, errors.go) decides code and advice for tool results and resource
+// reads alike; advice about credentials follows Env.Mode. Errors are never
+// retried, and never retried with other credentials. docs/tools.md lists the
+// shared argument rules and limits.
 //
 // # Adding a tool
 //
@@ -69,7 +72,8 @@
 // spec becomes a row of the table in tools.go. Shared pieces: the schema
 // fragments in schemas.go (streamProp, limitProp, filterProp,
 // connectionIDProp), filterArg and expandLimitArg (typed filter and
-// expand_limit, encoded to bracket parameters), safeName for path segments,
+// expand_limit, encoded to bracket parameters), argKinds for the rule of a
+// new argument name,
 // checkExpand for expand, objectBody for 2xx answers, success and readResult
 // for results, and toolError for refusals. A handler returns errors as they
 // are (*rs.Error, *rs.TransportError, coded errors, *toolError); the wrapper

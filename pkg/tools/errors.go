@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -55,77 +56,131 @@ type coder interface {
 	ErrorCode() string
 }
 
-// errorResult renders err as an isError result: one text block, no
-// structuredContent (see the package documentation for why).
+// failure is one classified error: everything a tool result (text and
+// structuredContent.error) or a failed resource read says about it. classify
+// is the only place that decides codes and advice, so tools and resources
+// cannot disagree.
+type failure struct {
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+	RequestID  string `json:"request_id,omitempty"`
+	// Type is the RS error type (invalid_request_error, …), when it sent one.
+	Type                 string          `json:"type,omitempty"`
+	Param                string          `json:"param,omitempty"`
+	RetryWith            string          `json:"retry_with,omitempty"`
+	AvailableConnections []rs.Connection `json:"available_connections,omitempty"`
+	// OmittedConnections counts candidates the RS named beyond the bound.
+	OmittedConnections int `json:"available_connections_omitted,omitempty"`
+	// RetryAfterS is the wait the RS (or the body budget) asked for.
+	RetryAfterS int `json:"retry_after_s,omitempty"`
+	// Next is the step that fixes the call.
+	Next string `json:"next"`
+	// callerFault: the arguments (or URI) are at fault, not the RS or this
+	// server; a resource read answers -32602 rather than -32603.
+	callerFault bool
+}
+
+// classify turns any error a handler returns into a failure. Order matters:
+// a credential rejection wraps its RS answer, and coded errors may too.
+func classify(env *Env, err error) *failure {
+	var (
+		te  *toolError
+		rej *credential.RejectedError
+		pe  *credential.ProbeError
+		re  *rs.Error
+		tr  *rs.TransportError
+		ce  coder
+	)
+	switch {
+	case errors.As(err, &te):
+		return &failure{Code: te.Code, Message: te.Message, Param: te.Param, Next: te.Next, callerFault: true}
+	case errors.As(err, &rej):
+		f := rsFailure(rej.Err)
+		f.Next = rejectedAdvice(env, rej)
+		return f
+	case errors.As(err, &ce):
+		// A coded error may wrap the RS answer that caused it (a refused
+		// credential); its status and request id still help.
+		f := &failure{Code: ce.ErrorCode(), Message: ce.Error(), Next: codedAdvice(env, ce.ErrorCode())}
+		if errors.As(err, &re) {
+			f.HTTPStatus, f.RequestID = re.Status, re.RequestID
+		} else if errors.As(err, &tr) {
+			f.HTTPStatus, f.RequestID = tr.Status, tr.RequestID
+		}
+		return f
+	case errors.As(err, &pe) && errors.As(err, &re):
+		f := rsFailure(re)
+		f.Next = "pdpp-mcp checks that the token is not an owner token (GET /v1/schema) before it reads data, " +
+			"and that check failed; call again when the resource server answers it"
+		return f
+	case errors.As(err, &re):
+		f := rsFailure(re)
+		f.Next = rsAdvice(env, re)
+		f.callerFault = re.Status < 500
+		return f
+	case errors.As(err, &tr):
+		return &failure{Code: tr.Code, Message: tr.Error(), HTTPStatus: tr.Status, RequestID: tr.RequestID,
+			RetryAfterS: tr.RetryAfterS, Next: transportAdvice(env, tr)}
+	case errors.Is(err, context.Canceled):
+		return &failure{Code: CodeCanceled, Message: "the call was cancelled before the resource server answered",
+			Next: "call again if the answer is still needed"}
+	}
+	return &failure{Code: CodeInternal, Message: err.Error(),
+		Next: "call again once; if it fails the same way, report this message"}
+}
+
+// rsFailure copies the RS error envelope; the caller adds the advice.
+func rsFailure(re *rs.Error) *failure {
+	f := &failure{Code: re.Code, Message: re.Message, HTTPStatus: re.Status, RequestID: re.RequestID, Type: re.Type,
+		Param: re.Param, RetryWith: re.RetryWith, AvailableConnections: re.AvailableConnections,
+		OmittedConnections: re.OmittedConnections, RetryAfterS: re.RetryAfterS}
+	if f.Code == "" {
+		f.Code = "http_" + strconv.Itoa(re.Status)
+	}
+	if f.Message == "" {
+		f.Message = "the resource server answered HTTP " + strconv.Itoa(re.Status) + " without a message"
+	}
+	return f
+}
+
+// errorBody is the structuredContent of an error result. Every output schema
+// declares error, and none requires a success-only property, so an error
+// result validates against the tool's outputSchema as strict clients check.
+type errorBody struct {
+	Error *failure `json:"error"`
+}
+
+// errorResult renders err as an isError result: the text a model reads and
+// the same facts as structuredContent.error.
 func errorResult(env *Env, err error) *mcp.CallToolResult {
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: errorText(env, err)}}}
+	f := classify(env, err)
+	res := &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: f.text()}},
+		StructuredContent: &errorBody{Error: f},
+	}
 	res.SetError(err)
 	return res
 }
 
-// errorText is the model-visible description of a failed call: a header line
-// of handles, the message, the candidates when the RS named any, and the next
-// step.
-func errorText(env *Env, err error) string {
-	var (
-		te *toolError
-		re *rs.Error
-		tr *rs.TransportError
-		ce coder
-	)
+// errorText is the model-visible description of a failed call.
+func errorText(env *Env, err error) string { return classify(env, err).text() }
+
+// text is a header line of handles, the message, the candidates when the RS
+// named any, and the next step.
+func (f *failure) text() string {
 	var b strings.Builder
-	switch {
-	case errors.As(err, &te):
-		header(&b, te.Code, 0, "", te.Param, "")
-		line(&b, "message", te.Message)
-		line(&b, "next", te.Next)
-	case errors.As(err, &ce):
-		// A coded error may wrap the RS answer that caused it (a refused
-		// credential); its status and request id still help.
-		var status int
-		var rid string
-		if errors.As(err, &re) {
-			status, rid = re.Status, re.RequestID
-		} else if errors.As(err, &tr) {
-			status, rid = tr.Status, tr.RequestID
+	header(&b, f.Code, f.HTTPStatus, f.RequestID, f.Param, f.RetryWith)
+	retryAfterHeader(&b, f.RetryAfterS)
+	line(&b, "message", f.Message)
+	if len(f.AvailableConnections) > 0 {
+		list := connectionList(f.AvailableConnections)
+		if f.OmittedConnections > 0 {
+			list += "|omitted:" + strconv.Itoa(f.OmittedConnections)
 		}
-		header(&b, ce.ErrorCode(), status, rid, "", "")
-		line(&b, "message", ce.Error())
-		line(&b, "next", codedAdvice(env, ce.ErrorCode()))
-	case errors.As(err, &re):
-		code := re.Code
-		if code == "" {
-			code = "http_" + strconv.Itoa(re.Status)
-		}
-		header(&b, code, re.Status, re.RequestID, re.Param, re.RetryWith)
-		retryAfterHeader(&b, re.RetryAfterS)
-		msg := re.Message
-		if msg == "" {
-			msg = "the resource server answered HTTP " + strconv.Itoa(re.Status) + " without a message"
-		}
-		line(&b, "message", msg)
-		if len(re.AvailableConnections) > 0 {
-			list := connectionList(re.AvailableConnections)
-			if re.OmittedConnections > 0 {
-				list += "|omitted:" + strconv.Itoa(re.OmittedConnections)
-			}
-			line(&b, "available_connections", list)
-		}
-		line(&b, "next", rsAdvice(env, re))
-	case errors.As(err, &tr):
-		header(&b, tr.Code, tr.Status, tr.RequestID, "", "")
-		retryAfterHeader(&b, tr.RetryAfterS)
-		line(&b, "message", tr.Error())
-		line(&b, "next", transportAdvice(env, tr))
-	case errors.Is(err, context.Canceled):
-		header(&b, CodeCanceled, 0, "", "", "")
-		line(&b, "message", "the call was cancelled before the resource server answered")
-		line(&b, "next", "call again if the answer is still needed")
-	default:
-		header(&b, CodeInternal, 0, "", "", "")
-		line(&b, "message", err.Error())
-		line(&b, "next", "call again once; if it fails the same way, report this message")
+		line(&b, "available_connections", list)
 	}
+	line(&b, "next", f.Next)
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
@@ -202,9 +257,6 @@ func connectionItem(id, displayName, connectorKey string) string {
 
 // rsAdvice is the next step for an RS error answer.
 func rsAdvice(env *Env, e *rs.Error) string {
-	if e.Advice != "" {
-		return e.Advice
-	}
 	if len(e.AvailableConnections) > 0 {
 		var ids []string
 		for i, c := range e.AvailableConnections {
@@ -227,7 +279,7 @@ func rsAdvice(env *Env, e *rs.Error) string {
 	}
 	switch e.Code {
 	case "grant_revoked", "grant_expired", "grant_invalid":
-		return "this grant is no longer valid; ask the user to approve a new one with " + connectHint(env)
+		return "this grant is no longer valid; " + renewAdvice(env)
 	case "grant_stream_not_allowed":
 		return "the grant does not include this stream; call schema for the granted streams"
 	case "field_not_granted":
@@ -251,15 +303,13 @@ func rsAdvice(env *Env, e *rs.Error) string {
 	}
 	switch {
 	case e.Code == "context.stream_not_allowed":
-		return "the grant does not include this stream; call schema for the granted streams"
+		return "the stream is not in this grant; call schema for the granted streams"
 	case e.Code == "context.instance_mismatch":
-		return "the grant does not include this connection for the stream; call schema(stream) for its connection_ids"
-	case e.Status == 401 && strings.HasPrefix(e.Code, "context.") &&
-		e.Code != "context.active_false" && e.Code != "context.kind_mismatch":
-		return "the grant does not cover this request: check stream and connection_id against schema; " +
-			"if they are listed there, the credential needs renewing with " + connectHint(env)
+		return "the connection is not in this grant for this stream; call schema(stream) for its connection_ids and use one of them"
+	case credential.ScopeRefusal(e):
+		return "the grant does not cover this stream or connection; call schema for what it covers and use one of those"
 	case e.Status == 401:
-		return "the resource server rejected the credential; ask the user to run " + connectHint(env) + ", then call again"
+		return "the resource server rejected the credential; " + renewAdvice(env)
 	case e.Status == 403:
 		return "the grant does not allow this read; call schema to see what it covers"
 	case e.Status == 429 && e.RetryAfterS > 0:
@@ -334,11 +384,54 @@ func transportAdvice(env *Env, e *rs.TransportError) string {
 // (credential guards). Their messages already say what the person running the
 // server must do; the model can only relay it.
 func codedAdvice(env *Env, code string) string {
-	if code == "owner_token_refused" {
-		return "this server serves only grant-scoped client tokens; ask the user to run " + connectHint(env) +
-			" to cache one. No other arguments can fix this call"
+	if code == credential.CodeOwnerRefused {
+		return "this server serves only grant-scoped client tokens; " + grantAdvice(env) + ". No other arguments can fix this call"
 	}
 	return "relay the message to the user; no other arguments can fix this call"
+}
+
+// rejectedAdvice is the next step after the RS refused the credential and the
+// guard re-read the cache (stdio only: a hosted server has no cache).
+func rejectedAdvice(env *Env, rej *credential.RejectedError) string {
+	switch rej.Outcome {
+	case credential.OutcomeReloaded:
+		return "the resource server rejected the previous token; pdpp-mcp loaded a new credential from " + rej.File +
+			" and checks it before the next call: call again"
+	case credential.OutcomeRaced:
+		return "the resource server rejected the previous token and the credential has been replaced since; call again"
+	case credential.OutcomeUnusable:
+		why := ""
+		if rej.Cause != nil {
+			why = " (" + strings.TrimSuffix(rej.Cause.Error(), ".") + ")"
+		}
+		return "the resource server rejected the credential and " + rej.File + " holds no usable replacement" + why + "; " +
+			renewAdvice(env)
+	}
+	return "the resource server rejected the credential and " + rej.File + " still holds the same token; " + renewAdvice(env)
+}
+
+// renewAdvice says how the user gets a working credential, which depends on
+// how the server runs: a local user can run the CLI, a hosted caller cannot.
+func renewAdvice(env *Env) string {
+	if env.Mode == ModeHosted {
+		return "the user must re-approve the grant with the provider" + atProvider(env) + ", then call again"
+	}
+	return "ask the user to run " + connectHint(env) + ", then call again"
+}
+
+// grantAdvice says how the user gets a grant-scoped credential.
+func grantAdvice(env *Env) string {
+	if env.Mode == ModeHosted {
+		return "the user must approve a grant for this client with the provider" + atProvider(env)
+	}
+	return "ask the user to run " + connectHint(env) + " to cache one"
+}
+
+func atProvider(env *Env) string {
+	if env.ProviderURL == "" {
+		return ""
+	}
+	return " at " + env.ProviderURL
 }
 
 func connectHint(env *Env) string {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -53,17 +54,24 @@ func TestErrorText(t *testing.T) {
 			"use fields instead of view"},
 		{"owner filter mistake is not the ban", &rs.Error{Status: 400, Code: "invalid_request", Param: "filter", Message: "Range filters are not declared for 'x'"},
 			"next: fix filter and call again"},
-		{"401 with reload advice", &rs.Error{Status: 401, Code: "authentication_error", Message: "Invalid or expired token",
-			Advice: "the cached credential changed and was reloaded; call again"},
-			"next: the cached credential changed and was reloaded; call again"},
+		{"401 after a reload", &credential.RejectedError{Outcome: credential.OutcomeReloaded, File: "/c/cred.json",
+			Err: &rs.Error{Status: 401, RequestID: "req_9", Code: "authentication_error", Message: "Invalid or expired token"}},
+			"error code=authentication_error http_status=401 request_id=req_9 ~ loaded a new credential from /c/cred.json ~ call again"},
+		{"401 and the cache holds the same token", &credential.RejectedError{Outcome: credential.OutcomeUnchanged, File: "/c/cred.json",
+			Err: &rs.Error{Status: 401, Code: "authentication_error"}},
+			"still holds the same token; ask the user to run `pdpp connect https://pdpp.example.com`"},
+		{"probe failure", &credential.ProbeError{Err: &rs.Error{Status: 503, Code: "unavailable"}},
+			"error code=unavailable http_status=503 ~ checks that the token is not an owner token"},
 		{"401 without advice", &rs.Error{Status: 401, Code: "authentication_error", Message: "Invalid or expired token"},
 			"ask the user to run `pdpp connect https://pdpp.example.com`"},
 		{"401 stream outside the grant", &rs.Error{Status: 401, Code: "context.stream_not_allowed", Message: "Token introspection failed closed"},
-			"the grant does not include this stream; call schema"},
+			"the stream is not in this grant; call schema for the granted streams"},
+		{"401 connection outside the grant", &rs.Error{Status: 401, Code: "context.instance_mismatch", Message: "Token introspection failed closed"},
+			"the connection is not in this grant for this stream; call schema(stream) for its connection_ids"},
 		{"401 inactive token", &rs.Error{Status: 401, Code: "context.active_false", Message: "Token introspection failed closed"},
 			"ask the user to run `pdpp connect https://pdpp.example.com`"},
 		{"401 other context failure", &rs.Error{Status: 401, Code: "context.rights_missing", Message: "Token introspection failed closed"},
-			"check stream and connection_id against schema"},
+			"the grant does not cover this stream or connection; call schema"},
 		{"non-JSON error", &rs.Error{Status: 502},
 			"error code=http_502 http_status=502\nmessage: the resource server answered HTTP 502 without a message ~ call again later"},
 		{"too large", &rs.TransportError{Code: rs.CodeTooLarge, Limit: 16, Status: 200, RequestID: "req_3", Err: errors.New("GET /v1/x: too big")},
@@ -96,9 +104,48 @@ func TestErrorText(t *testing.T) {
 	}
 }
 
-func TestErrorResultHasNoStructuredContent(t *testing.T) {
-	res := errorResult(&Env{}, &toolError{Code: CodeInvalidArguments, Message: "m", Next: "n"})
-	if !res.IsError || res.StructuredContent != nil || len(res.Content) != 1 {
-		t.Errorf("result %+v", res)
+func TestErrorResultCarriesTheError(t *testing.T) {
+	res := errorResult(&Env{}, &rs.Error{Status: 409, Code: "ambiguous_connection", Message: "m", RetryWith: "connection_id",
+		AvailableConnections: []rs.Connection{{ConnectionID: "cin_a"}}})
+	body, ok := res.StructuredContent.(*errorBody)
+	if !res.IsError || !ok || len(res.Content) != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	f := body.Error
+	if f.Code != "ambiguous_connection" || f.HTTPStatus != 409 || f.RetryWith != "connection_id" ||
+		len(f.AvailableConnections) != 1 || f.Next == "" {
+		t.Errorf("structuredContent.error = %+v", f)
+	}
+}
+
+// Advice depends on the mode: a hosted caller cannot run the CLI, and a
+// scope refusal never asks anyone to reconnect.
+func TestAdviceKnowsTheMode(t *testing.T) {
+	dead := &rs.Error{Status: 401, Code: "authentication_error", Message: "Invalid or expired token"}
+	revoked := &rs.Error{Status: 403, Code: "grant_revoked"}
+	owner := &credential.Error{Code: credential.CodeOwnerRefused, Message: "refused"}
+	scope := &rs.Error{Status: 401, Code: "context.stream_not_allowed"}
+	for _, tc := range []struct {
+		mode      Mode
+		err       error
+		want, not string
+	}{
+		{ModeStdio, dead, "`pdpp connect https://p.example`", "re-approve"},
+		{ModeHosted, dead, "re-approve the grant with the provider at https://p.example", "pdpp connect"},
+		{ModeStdio, revoked, "`pdpp connect https://p.example`", "re-approve"},
+		{ModeHosted, revoked, "re-approve the grant with the provider", "pdpp connect"},
+		{ModeStdio, owner, "`pdpp connect https://p.example` to cache one", "approve a grant"},
+		{ModeHosted, owner, "approve a grant for this client with the provider", "pdpp connect"},
+		{ModeStdio, scope, "call schema for the granted streams", "pdpp connect"},
+		{ModeHosted, scope, "call schema for the granted streams", "re-approve"},
+	} {
+		env := &Env{ProviderURL: "https://p.example", Mode: tc.mode}
+		got := errorText(env, tc.err)
+		if !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
+			t.Errorf("mode %d, %v:\n%s\nwant %q and not %q", tc.mode, tc.err, got, tc.want, tc.not)
+		}
+		if rErr := resourceError(env, "pdpp://stream/x", tc.err); rErr.Error() == "" || !strings.Contains(rErr.Error(), tc.want) {
+			t.Errorf("resource error for %v does not carry the same advice: %v", tc.err, rErr)
+		}
 	}
 }

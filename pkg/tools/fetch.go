@@ -45,9 +45,9 @@ const fetchOutput = `{
   "title": {"type": "string"},
   "text": {"type": "string"},
   "url": {"type": "string"},
-  "metadata": {"type": "object"}
+  "metadata": {"type": "object"},
+  "error": {"type": "object"}
  },
- "required": ["id", "title", "text", "url", "metadata"],
  "additionalProperties": false
 }`
 
@@ -63,8 +63,9 @@ var fetchTool = &spec[fetchArgs]{
 		InputSchema:  mustSchema("fetch", fetchInput),
 		OutputSchema: mustSchema("fetch", fetchOutput),
 	},
-	args: newArgSpec("fetch", fetchInput, map[string]string{"expand_limit": CodeInvalidExpand}),
-	run:  runFetch,
+	args:  newArgSpec("fetch", fetchInput, map[string]string{"expand_limit": CodeInvalidExpand}),
+	check: (*fetchArgs).check,
+	run:   runFetch,
 }
 
 type fetchArgs struct {
@@ -75,22 +76,36 @@ type fetchArgs struct {
 	ConnectionID string         `json:"connection_id"`
 }
 
-func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult, error) {
+// record parses the id and applies connection_id to it.
+func (a *fetchArgs) record() (resultid.ID, error) {
 	id, err := parseID("id", a.ID)
 	if err != nil {
-		return nil, err
+		return id, err
 	}
-	if a.ConnectionID != "" {
-		if id, err = id.WithConnection(a.ConnectionID); err != nil {
-			return nil, idError("connection_id", err)
-		}
+	if id, err = id.WithConnection(a.ConnectionID); err != nil {
+		return id, idError("connection_id", err)
+	}
+	return id, nil
+}
+
+func (a *fetchArgs) check() error {
+	if _, err := a.record(); err != nil {
+		return err
 	}
 	for _, f := range a.Fields {
 		if !evidence.FieldPathOK(f) {
-			return nil, &toolError{Code: CodeInvalidArguments, Param: "fields",
+			return &toolError{Code: CodeInvalidArguments, Param: "fields",
 				Message: fmt.Sprintf("fields entry %s is not a top-level field name (the RS splits fields on commas and trims spaces)", strconv.Quote(f)),
 				Next:    "pass field names exactly as schema(stream) lists them"}
 		}
+	}
+	return nil
+}
+
+func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult, error) {
+	id, err := a.record()
+	if err != nil {
+		return nil, err
 	}
 	if err := checkExpandArgs(ctx, env, id.Stream(), id.ConnectionID(), a.Expand, a.ExpandLimit); err != nil {
 		return nil, err
@@ -254,9 +269,9 @@ func fetchDocument(env *Env, requested string, id resultid.ID, body []byte) (*fe
 // roleField names the field the cached stream schema declares with role, for
 // the record's connection or for the stream at large ("" when unknown).
 func roleField(env *Env, id resultid.ID, role string) string {
-	f := env.Capabilities.roleFields(id.Stream(), id.ConnectionID(), role)
+	f := env.Capabilities.roleFields(env.CredentialKey(), id.Stream(), id.ConnectionID(), role)
 	if len(f) == 0 && id.HasConnection() {
-		f = env.Capabilities.roleFields(id.Stream(), "", role)
+		f = env.Capabilities.roleFields(env.CredentialKey(), id.Stream(), "", role)
 	}
 	if len(f) == 0 {
 		return ""

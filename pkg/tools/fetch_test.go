@@ -130,7 +130,7 @@ func TestFetchRejections(t *testing.T) {
 		{"wrong handle kind", map[string]any{"id": "pdpp://record/eyJ2IjoxLCJraW5kIjoiZmllbGQtd2luZG93In0"}, "invalid_id", "wrong kind"},
 		{"conflicting connection", map[string]any{"id": "cin_gmail_work/labels:INBOX", "connection_id": "cin_gmail_personal"}, "conflicting_connection_id",
 			"id embeds connection_id 'cin_gmail_work' but the connection_id argument is 'cin_gmail_personal'"},
-		{"bad connection argument", map[string]any{"id": "labels:INBOX", "connection_id": "a/b"}, "invalid_id", "connection_id argument"},
+		{"bad connection argument", map[string]any{"id": "labels:INBOX", "connection_id": "a/b"}, "invalid_arguments param=connection_id", `connection_id "a/b" contains '/'`},
 		{"comma field", map[string]any{"id": "labels:INBOX", "fields": []string{"a,b"}}, "invalid_arguments", "splits fields on commas"},
 		{"expand_limit without expand", map[string]any{"id": "labels:INBOX", "expand_limit": map[string]any{"x": 1}}, "invalid_expand", "not in expand"},
 		{"empty expand_limit", map[string]any{"id": "labels:INBOX", "expand": []string{"x"}, "expand_limit": map[string]any{}}, "invalid_expand", "at least one relation"},

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -46,11 +47,22 @@ func parseFilter(b []byte) ([]rs.Param, error) {
 	}
 	var params []rs.Param
 	var err error
+	n := 0
 	r.ForEach(func(k, v gjson.Result) bool {
 		field := k.String()
+		if n++; n > MaxListItems {
+			err = tooLarge("filter", fmt.Sprintf("filter has more than %d fields", MaxListItems))
+			return false
+		}
 		switch {
 		case strings.TrimSpace(field) == "":
 			err = filterError("filter field names must be non-empty")
+			return false
+		case len(field) > MaxNameBytes:
+			err = tooLarge("filter", fmt.Sprintf("filter key is %d bytes; names are at most %d", len(field), MaxNameBytes))
+			return false
+		case nameProblem(field, false) != "":
+			err = filterError("filter key " + quoteArg(field) + " " + nameProblem(field, false))
 			return false
 		case strings.ContainsAny(field, "[]"):
 			err = filterError("filter key " + strconv.Quote(field) +
@@ -74,6 +86,10 @@ func parseFilter(b []byte) ([]rs.Param, error) {
 					err = filterError("filter." + field + "." + name + " must be a string (a date) or a number; got " + jsonKind(val))
 					return false
 				}
+				if len(s) > MaxFilterValueBytes {
+					err = filterValueTooLarge(field+"."+name, len(s))
+					return false
+				}
 				params = append(params, rs.Param{Key: "filter[" + field + "][" + name + "]", Value: s})
 				return true
 			})
@@ -87,6 +103,10 @@ func parseFilter(b []byte) ([]rs.Param, error) {
 			err = filterError("filter." + field + " must be a string, number or boolean (exact match) or a range object; got " + jsonKind(v))
 			return false
 		}
+		if len(s) > MaxFilterValueBytes {
+			err = filterValueTooLarge(field, len(s))
+			return false
+		}
 		params = append(params, rs.Param{Key: "filter[" + field + "]", Value: s})
 		return true
 	})
@@ -97,6 +117,10 @@ func parseFilter(b []byte) ([]rs.Param, error) {
 		return nil, filterError("filter object must include at least one field; omit filter entirely to read without one")
 	}
 	return params, nil
+}
+
+func filterValueTooLarge(where string, n int) *toolError {
+	return tooLarge("filter", fmt.Sprintf("filter.%s is %d bytes; filter values are at most %d", where, n, MaxFilterValueBytes))
 }
 
 func filterError(msg string) *toolError {
@@ -141,8 +165,14 @@ func parseExpandLimit(b []byte) ([]rs.Param, error) {
 	r.ForEach(func(k, v gjson.Result) bool {
 		rel := k.String()
 		switch {
+		case len(params) == MaxListItems:
+			err = tooLarge("expand_limit", fmt.Sprintf("expand_limit has more than %d relations", MaxListItems))
 		case strings.TrimSpace(rel) == "":
 			err = expandError("expand_limit relation names must be non-empty")
+		case len(rel) > MaxNameBytes:
+			err = tooLarge("expand_limit", fmt.Sprintf("expand_limit key is %d bytes; names are at most %d", len(rel), MaxNameBytes))
+		case nameProblem(rel, false) != "":
+			err = expandError("expand_limit key " + quoteArg(rel) + " " + nameProblem(rel, false))
 		case strings.ContainsAny(rel, "[]"):
 			err = expandError("expand_limit key " + strconv.Quote(rel) + " must be a relation name, not pre-encoded bracket syntax")
 		case v.Type != gjson.Number || v.Num < 1 || v.Num != math.Trunc(v.Num) || v.Num > math.MaxInt32:

@@ -159,9 +159,9 @@ func resolve(t testing.TB, schema any) *jsonschema.Resolved {
 
 // call calls a tool through the go-sdk client and checks what every client
 // relies on: no protocol error, exactly one text block, and
-// structuredContent, when present, valid against the advertised output
-// schema (the official TypeScript client checks this even on error results).
-// Successes must carry structuredContent; errors must not.
+// structuredContent valid against the advertised output schema (the official
+// TypeScript client checks this even on error results). Errors carry
+// structuredContent.error with at least a code and a next step.
 func (h *harness) call(t testing.TB, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -177,15 +177,19 @@ func (h *harness) call(t testing.TB, name string, args any) *mcp.CallToolResult 
 	if _, ok := res.Content[0].(*mcp.TextContent); !ok {
 		t.Fatalf("%s: content[0] is %T, want text", name, res.Content[0])
 	}
+	if res.StructuredContent == nil {
+		t.Fatalf("%s: result without structuredContent", name)
+	}
+	if err := h.outputs[name].Validate(res.StructuredContent); err != nil {
+		t.Fatalf("%s: structuredContent does not match the output schema: %v", name, err)
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	e, hasError := sc["error"].(map[string]any)
 	switch {
-	case res.IsError && res.StructuredContent != nil:
-		t.Fatalf("%s: error result carries structuredContent %v", name, res.StructuredContent)
-	case !res.IsError && res.StructuredContent == nil:
-		t.Fatalf("%s: successful result without structuredContent", name)
-	case res.StructuredContent != nil:
-		if err := h.outputs[name].Validate(res.StructuredContent); err != nil {
-			t.Fatalf("%s: structuredContent does not match the output schema: %v", name, err)
-		}
+	case res.IsError && (!hasError || len(sc) != 1 || e["code"] == "" || e["next"] == ""):
+		t.Fatalf("%s: error result without a complete structuredContent.error: %v", name, res.StructuredContent)
+	case !res.IsError && hasError:
+		t.Fatalf("%s: successful result carries an error: %v", name, res.StructuredContent)
 	}
 	return res
 }

@@ -100,9 +100,6 @@ func (a *queryArgs) query() rs.Query {
 }
 
 func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallToolResult, error) {
-	if err := safeName("stream", a.Stream); err != nil {
-		return nil, err
-	}
 	if err := checkExpandArgs(ctx, env, a.Stream, a.ConnectionID, a.Expand, a.ExpandLimit); err != nil {
 		return nil, err
 	}
@@ -115,7 +112,7 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 	preview := evidence.Preview(body, evidence.PreviewOptions{
 		Label:     "records from stream " + jsonString(a.Stream),
 		Scope:     scope,
-		KeyFields: env.Capabilities.keyFields(a.Stream, a.ConnectionID),
+		KeyFields: env.Capabilities.keyFields(env.CredentialKey(), a.Stream, a.ConnectionID),
 	})
 	// The ladder lists what the preview did not show whole.
 	ladder, err := json.Marshal(evidence.RecordSetFor(body, scope, preview))

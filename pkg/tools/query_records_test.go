@@ -282,7 +282,7 @@ func TestQueryRecordsRSErrors(t *testing.T) {
 		{"bad cursor", map[string]any{"stream": "messages", "connection_id": "cin_gmail_work", "cursor": "not-a-cursor"},
 			[]string{"error code=invalid_cursor http_status=400", "next: pass next_cursor exactly as returned"}},
 		{"ungranted stream", map[string]any{"stream": "no_such_stream"},
-			[]string{"error code=context.stream_not_allowed http_status=401", "the grant does not include this stream"}},
+			[]string{"error code=context.stream_not_allowed http_status=401", "the stream is not in this grant; call schema for the granted streams"}},
 		{"unknown field", map[string]any{"stream": "messages", "fields": []string{"nope"}},
 			[]string{"error code=unknown_field http_status=400", "call schema(stream) for the stream's field names"}},
 	} {

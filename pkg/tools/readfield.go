@@ -53,9 +53,9 @@ const readFieldOutput = `{
   "next": {"type": "object"},
   "previous": {"type": "object"},
   "provider_url": {"type": "string"},
-  "request_id": {"type": "string"}
- },
- "required": ["record", "field", "window", "provider_url"]
+  "request_id": {"type": "string"},
+  "error": {"type": "object"}
+ }
 }`
 
 var readFieldTool = &spec[readFieldArgs]{
@@ -68,8 +68,9 @@ var readFieldTool = &spec[readFieldArgs]{
 		InputSchema:  mustSchema("read_record_field", readFieldInput),
 		OutputSchema: mustSchema("read_record_field", readFieldOutput),
 	},
-	args: newArgSpec("read_record_field", readFieldInput, nil),
-	run:  runReadField,
+	args:  newArgSpec("read_record_field", readFieldInput, nil),
+	check: func(a *readFieldArgs) error { _, err := a.request(); return err },
+	run:   runReadField,
 }
 
 type readFieldArgs struct {
@@ -127,7 +128,7 @@ func (a *readFieldArgs) request() (*fieldRead, error) {
 	default:
 		id, err := resultid.New(a.ConnectionID, a.Stream, a.RecordID)
 		if err != nil {
-			return nil, idError("record_id", err)
+			return nil, idError(partParam(err, "record_id"), err)
 		}
 		r.id = id
 	}
@@ -419,6 +420,20 @@ func parseID(param, s string) (resultid.ID, error) {
 		return resultid.ID{}, idError(param, err)
 	}
 	return id, nil
+}
+
+// partParam names the argument a resultid rejection is about when the id was
+// built from separate arguments (connection_id, stream, record_id), so a bad
+// connection_id is reported as connection_id; otherwise fallback.
+func partParam(err error, fallback string) string {
+	var e *resultid.Error
+	if errors.As(err, &e) {
+		switch e.Part {
+		case resultid.PartConnection, resultid.PartStream, resultid.PartRecord:
+			return string(e.Part)
+		}
+	}
+	return fallback
 }
 
 // idError turns a resultid rejection into a tool error naming the argument.

@@ -61,7 +61,7 @@ func TestReadFieldRejections(t *testing.T) {
 		{"incomplete triple", map[string]any{"connection_id": "cin_gmail_personal", "stream": "message_bodies", "field_path": "body_text"}, tools.CodeInvalidSelector, "requires either"},
 		{"conflicting connection", map[string]any{"id": id, "connection_id": "cin_gmail_work", "field_path": "body_text"}, "conflicting_connection_id", "id embeds connection_id"},
 		{"traversal id", map[string]any{"id": "cin/message_bodies:../x", "field_path": "body_text"}, "invalid_id", "not a valid record id"},
-		{"traversal stream", map[string]any{"connection_id": "cin_gmail_personal", "stream": "..", "record_id": "x", "field_path": "body_text"}, "invalid_id", "path traversal"},
+		{"traversal stream", map[string]any{"connection_id": "cin_gmail_personal", "stream": "..", "record_id": "x", "field_path": "body_text"}, "invalid_arguments param=stream", "path traversal"},
 		{"traversal record", map[string]any{"connection_id": "cin_gmail_personal", "stream": "message_bodies", "record_id": "..", "field_path": "body_text"}, "invalid_id", "path traversal"},
 		{"nested field", map[string]any{"id": id, "field_path": "a/b"}, "invalid_arguments", "not a top-level field name"},
 		{"dot field", map[string]any{"id": id, "field_path": ".."}, "invalid_arguments", "not a top-level field name"},

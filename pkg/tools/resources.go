@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -111,36 +110,20 @@ func readFieldWindowResource(ctx context.Context, env *Env, uri string) (*mcp.Re
 	return &mcp.ResourceContents{MIMEType: "text/plain", Text: w.text()}, nil
 }
 
-// resourceError is the JSON-RPC error of a failed resource read.
+// resourceError is the JSON-RPC error of a failed resource read, from the
+// same classification as a tool's error result.
 func resourceError(env *Env, uri string, err error) error {
+	f := classify(env, err)
 	data := struct {
 		Code       string `json:"code"`
 		HTTPStatus int    `json:"http_status,omitempty"`
 		RequestID  string `json:"request_id,omitempty"`
 		URI        string `json:"uri"`
-	}{Code: CodeInternal, URI: uri}
+	}{Code: f.Code, HTTPStatus: f.HTTPStatus, RequestID: f.RequestID, URI: uri}
 	code := int64(jsonrpc.CodeInternalError)
-	var (
-		te *toolError
-		re *rs.Error
-		tr *rs.TransportError
-		ce coder
-	)
-	switch {
-	case errors.As(err, &te):
-		data.Code, code = te.Code, jsonrpc.CodeInvalidParams
-	case errors.As(err, &ce):
-		data.Code = ce.ErrorCode()
-	case errors.As(err, &re):
-		data.Code, data.HTTPStatus, data.RequestID = re.Code, re.Status, re.RequestID
-		if re.Status < 500 {
-			code = jsonrpc.CodeInvalidParams
-		}
-	case errors.As(err, &tr):
-		data.Code, data.HTTPStatus, data.RequestID = tr.Code, tr.Status, tr.RequestID
-	case errors.Is(err, context.Canceled):
-		data.Code = CodeCanceled
+	if f.callerFault {
+		code = jsonrpc.CodeInvalidParams
 	}
 	raw, _ := json.Marshal(data) // strings and ints always encode
-	return &jsonrpc.Error{Code: code, Message: errorText(env, err), Data: raw}
+	return &jsonrpc.Error{Code: code, Message: f.text(), Data: raw}
 }

@@ -31,8 +31,9 @@ var schemaTool = &spec[schemaArgs]{
 		InputSchema:  mustSchema("schema", schemaInput),
 		OutputSchema: mustSchema("schema", schemaOutput),
 	},
-	args: newArgSpec("schema", schemaInput, nil),
-	run:  runSchema,
+	args:  newArgSpec("schema", schemaInput, nil),
+	check: (*schemaArgs).check,
+	run:   runSchema,
 }
 
 type schemaArgs struct {
@@ -45,19 +46,18 @@ type schemaArgs struct {
 // view=compact refuses it; the tool then compacts the full schema itself.
 var compactFallbackCodes = map[string]bool{"bad_request": true, "invalid_request": true, "unsupported_query": true}
 
-func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResult, error) {
-	if a.Stream != "" {
-		if err := safeName("stream", a.Stream); err != nil {
-			return nil, err
-		}
+func (a *schemaArgs) check() error {
+	if a.Detail == "full" && a.Stream == "" {
+		return &toolError{Code: CodeInvalidArguments, Param: "detail",
+			Message: `detail "full" is allowed only with stream: the full schema of every granted stream is too large for one answer`,
+			Next:    `call schema() for the stream index, then schema(stream, connection_id, detail: "full") for one stream`}
 	}
+	return nil
+}
+
+func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResult, error) {
 	path := rs.Path("v1", "schema")
 	if a.Detail == "full" {
-		if a.Stream == "" {
-			return nil, &toolError{Code: CodeInvalidArguments, Param: "detail",
-				Message: `detail "full" is allowed only with stream: the full schema of every granted stream is too large for one answer`,
-				Next:    `call schema() for the stream index, then schema(stream, connection_id, detail: "full") for one stream`}
-		}
 		q := rs.Query{{Key: "detail", Value: "full"}, {Key: "stream", Value: a.Stream}}
 		if a.ConnectionID != "" {
 			q.Add("connection_id", a.ConnectionID)
@@ -107,7 +107,7 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 		// for the expand check of a following query_records.
 		sc.Data = json.RawMessage(doc.Raw)
 		sc.Legend = json.RawMessage(legendJSON)
-		env.Capabilities.put(capabilityKey{a.Stream, a.ConnectionID}, []byte(doc.Raw))
+		env.Capabilities.put(capabilityKey{env.CredentialKey(), a.Stream, a.ConnectionID}, []byte(doc.Raw))
 	case a.Stream != "":
 		sc.Data = json.RawMessage(projectSchema(doc, true))
 		sc.Legend = json.RawMessage(legendJSON)

@@ -34,17 +34,18 @@ const (
 )
 
 // readOutput is the output schema of the read tools that return an RS
-// envelope. Error results carry no structuredContent, so it describes
-// successes only.
+// envelope. An error result's structuredContent is {"error": {...}} alone, so
+// every output schema declares error and requires nothing: strict clients
+// validate error results against it too.
 const readOutput = `{
  "type": "object",
  "properties": {
   "data": {"type": "object", "description": "The resource server's answer, unchanged."},
   "content_ladder": {"type": "object"},
   "provider_url": {"type": "string"},
-  "request_id": {"type": "string"}
- },
- "required": ["data", "provider_url"]
+  "request_id": {"type": "string"},
+  "error": {"type": "object"}
+ }
 }`
 
 // aggregateOutput is readOutput without the content ladder: aggregations
@@ -54,9 +55,9 @@ const aggregateOutput = `{
  "properties": {
   "data": {"type": "object", "description": "The resource server's answer, unchanged."},
   "provider_url": {"type": "string"},
-  "request_id": {"type": "string"}
- },
- "required": ["data", "provider_url"]
+  "request_id": {"type": "string"},
+  "error": {"type": "object"}
+ }
 }`
 
 const schemaOutput = `{
@@ -66,9 +67,9 @@ const schemaOutput = `{
   "field_capability_legend": {"type": "object"},
   "omitted": {"type": "string"},
   "provider_url": {"type": "string"},
-  "request_id": {"type": "string"}
- },
- "required": ["data", "provider_url"]
+  "request_id": {"type": "string"},
+  "error": {"type": "object"}
+ }
 }`
 
 // mustSchema checks a hand-written schema once, at package initialisation,

@@ -12,7 +12,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -55,9 +54,9 @@ const searchOutput = `{
   "results": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "url": {"type": "string"}}, "required": ["id", "title", "url"]}},
   "content_ladder": {"type": "object"},
   "provider_url": {"type": "string"},
-  "request_id": {"type": "string"}
- },
- "required": ["data", "results", "provider_url"]
+  "request_id": {"type": "string"},
+  "error": {"type": "object"}
+ }
 }`
 
 var searchTool = &spec[searchArgs]{
@@ -71,8 +70,9 @@ var searchTool = &spec[searchArgs]{
 		InputSchema:  mustSchema("search", searchInput),
 		OutputSchema: mustSchema("search", searchOutput),
 	},
-	args: newArgSpec("search", searchInput, map[string]string{"filter": CodeInvalidFilter}),
-	run:  runSearch,
+	args:  newArgSpec("search", searchInput, map[string]string{"filter": CodeInvalidFilter}),
+	check: (*searchArgs).check,
+	run:   runSearch,
 }
 
 type searchArgs struct {
@@ -91,16 +91,6 @@ var searchPaths = map[string]string{"": "/v1/search", "lexical": "/v1/search", "
 func (a *searchArgs) check() error {
 	if strings.TrimSpace(a.Q) == "" {
 		return &toolError{Code: CodeInvalidArguments, Param: "q", Message: "q is blank", Next: "pass the words to find"}
-	}
-	for _, s := range a.Streams {
-		if err := safeName("streams", s); err != nil {
-			return err
-		}
-	}
-	if a.ConnectionID != "" {
-		if err := resultid.CheckConnectionID(a.ConnectionID); err != nil {
-			return idError("connection_id", err)
-		}
 	}
 	if a.Mode == "hybrid" && a.Cursor != "" {
 		return &toolError{Code: CodeInvalidArguments, Param: "cursor",
@@ -154,9 +144,6 @@ type searchStructured struct {
 }
 
 func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResult, error) {
-	if err := a.check(); err != nil {
-		return nil, err
-	}
 	path := searchPaths[a.Mode]
 	body, resp, err := getObject(ctx, env, path, a.query())
 	if err != nil {

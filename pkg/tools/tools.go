@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,17 +18,37 @@ type RS interface {
 	Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error)
 }
 
+// Mode is how the server is deployed. It decides the advice a caller gets
+// when the credential or grant must change.
+type Mode int
+
+const (
+	// ModeStdio: a local user runs the server with a cached grant, and
+	// `pdpp connect <provider-url>` replaces it.
+	ModeStdio Mode = iota
+	// ModeHosted: remote callers cannot run a command; a grant is changed
+	// by re-approving it with the provider.
+	ModeHosted
+)
+
 // Env is what the tool handlers of one server share. One Env serves one
 // credential: its capability cache holds answers read with that credential.
 type Env struct {
 	RS RS
 	// ProviderURL is echoed in results as provider_url and named in advice.
 	ProviderURL string
+	// Mode selects the advice for credential and grant failures.
+	Mode Mode
 	// Logger receives debug records about tool calls; nil discards.
 	Logger *slog.Logger
 	// Capabilities caches stream capability answers for the expand check;
 	// nil gives the server a cache of its own.
 	Capabilities *CapabilityCache
+	// CredentialKey names the credential RS reads use, for cache keys: an
+	// opaque hash (credential.Key), never the token. nil uses the RS's own
+	// CredentialKey method when it has one (the credential guard does), and
+	// otherwise one key for everything (one credential per Env).
+	CredentialKey func() string
 	// FetchTextChars bounds fetch's document text in code points; 0 means
 	// DefaultFetchTextChars. Longer text is cut and continued by
 	// read_record_field.
@@ -71,6 +92,13 @@ func Register(s *mcp.Server, env *Env) {
 	if e.Capabilities == nil {
 		e.Capabilities = NewCapabilityCache()
 	}
+	if e.CredentialKey == nil {
+		if k, ok := e.RS.(interface{ CredentialKey() string }); ok {
+			e.CredentialKey = k.CredentialKey
+		} else {
+			e.CredentialKey = func() string { return "" }
+		}
+	}
 	for _, t := range table {
 		s.AddTool(t.definition(), t.handler(&e))
 	}
@@ -78,11 +106,27 @@ func Register(s *mcp.Server, env *Env) {
 }
 
 // spec describes one tool: its MCP definition and its handler over typed
-// arguments A.
+// arguments A. A call is validated in one step before run, which is the only
+// part that may reach the RS: args checks each argument against the schema
+// and the shared rules (limits.go), then check, when set, checks what the
+// schema cannot say (combinations, id syntax).
 type spec[A any] struct {
-	def  *mcp.Tool
-	args *argSpec
-	run  func(ctx context.Context, env *Env, a *A) (*mcp.CallToolResult, error)
+	def   *mcp.Tool
+	args  *argSpec
+	check func(a *A) error
+	run   func(ctx context.Context, env *Env, a *A) (*mcp.CallToolResult, error)
+}
+
+// validate decodes and checks the arguments of one call; nothing here
+// reaches the RS.
+func (s *spec[A]) validate(raw json.RawMessage, a *A) error {
+	if err := s.args.decode(raw, a); err != nil {
+		return err
+	}
+	if s.check != nil {
+		return s.check(a)
+	}
+	return nil
 }
 
 func (s *spec[A]) definition() *mcp.Tool { return s.def }
@@ -90,7 +134,7 @@ func (s *spec[A]) definition() *mcp.Tool { return s.def }
 func (s *spec[A]) handler(env *Env) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var a A
-		if err := s.args.decode(req.Params.Arguments, &a); err != nil {
+		if err := s.validate(req.Params.Arguments, &a); err != nil {
 			return errorResult(env, err), nil
 		}
 		res, err := s.run(ctx, env, &a)
