@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
@@ -122,6 +123,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, secrets *[]string) *cli.A
 				Usage: "add each result's structuredContent, indented, to its panel"},
 			&cli.StringFlag{Name: "color", Value: string(probe.ColorAuto), Category: "output",
 				Usage: "colour: `auto` (terminal and NO_COLOR unset), always or never"},
+			&cli.IntFlag{Name: "width", Value: termstyle.WidthAuto, Category: "output", DefaultText: "the terminal's; none when piped",
+				Usage: "wrap panels at `COLUMNS` (at least 40; 0 never wraps)"},
 			&cli.BoolFlag{Name: "json", Category: "output",
 				Usage: "print one JSON object per call instead of panels"},
 			&cli.BoolFlag{Name: "normalize", Category: "output",
@@ -165,6 +168,9 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	color, err := probe.ParseColor(c.String("color"))
 	if err != nil {
 		return usageErrorf("%v", err)
+	}
+	if w := c.Int("width"); w < 0 && w != termstyle.WidthAuto {
+		return usageErrorf("--width must be 0 or a column count, got %d", w)
 	}
 	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
 	if err != nil {
@@ -383,6 +389,7 @@ func outputFor(c *cli.Context, stdout io.Writer, color probe.Color, secrets []st
 	}
 	return &output{panels: probe.NewPrinter(stdout, probe.PrinterOptions{
 		Color: color, Structured: c.Bool("structured"), Normalize: c.Bool("normalize"), Redact: secrets,
+		Width: termstyle.ResolveWidth(stdout, c.Int("width")),
 	})}
 }
 
