@@ -7,8 +7,9 @@
 // with --provider-url), and checks every size against budget.json. CI runs it
 // on every change, so a change that widens the surface fails.
 //
-// Exit codes: 0 within budget, 3 over budget or a failed check, 2 usage
-// (flags, budget file, scenario file), 1 any other error.
+// Exit codes (internal/cmdexit): 0 within budget, 1 any other error, 3 over
+// budget or a failed check, 64 usage, 77 owner credential refused, 78
+// unusable budget file, scenario file or cached credential.
 package main
 
 import (

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget/o200k"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
@@ -22,27 +22,23 @@ import (
 const (
 	cmdName = "pdpp-mcp-budget"
 
-	exitOK         = 0
-	exitError      = 1
-	exitUsage      = 2
+	// exitOverBudget is this command's own verdict; the other codes are
+	// internal/cmdexit's.
 	exitOverBudget = 3
 )
 
-// exitErr is a failure whose message is the one line printed on stderr.
-type exitErr struct {
-	code int
-	msg  string
+func usageErrorf(format string, args ...any) error {
+	return cmdexit.Usagef(cmdName, format, args...)
 }
 
-func (e *exitErr) Error() string { return e.msg }
-
-func usageErrorf(format string, args ...any) error {
-	return &exitErr{code: exitUsage, msg: fmt.Sprintf(format, args...) + " (see " + cmdName + " --help)"}
+// configErrorf is a budget or scenario file that cannot be used.
+func configErrorf(format string, args ...any) error {
+	return cmdexit.Errorf(cmdexit.Config, format, args...)
 }
 
 // errOverBudget ends a run whose report has failed checks; the report
 // already says which, so nothing more is printed.
-var errOverBudget = &exitErr{code: exitOverBudget}
+var errOverBudget = &cmdexit.Error{Code: exitOverBudget}
 
 // newServer builds the server to measure. It is server.New, the constructor
 // the pdpp-mcp binary uses; tests pass a synthetic server instead.
@@ -54,19 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, build newServer) int {
-	err := newApp(stdout, stderr, build).RunContext(ctx, args)
-	if err == nil {
-		return exitOK
-	}
-	code := exitUsage // errors the action did not classify come from flag parsing
-	var ee *exitErr
-	if errors.As(err, &ee) {
-		code = ee.code
-	}
-	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(stderr, "%s: %s\n", cmdName, strings.Join(strings.Fields(msg), " "))
-	}
-	return code
+	return cmdexit.Run(ctx, newApp(stdout, stderr, build), args, stderr, nil)
 }
 
 const description = `pdpp-mcp-budget measures what the pdpp-mcp server costs an agent's context
@@ -87,19 +71,17 @@ control-plane token guidance, no cross-tool prose repeated across tools, schema
 portability for strict clients, and result sizes per tool. Tokens are counted
 with the o200k_base encoding; bytes are what is budgeted.
 
-Exit codes: 0 within budget, 3 over budget or a failed check, 2 usage (flags,
-budget file, scenario file), 1 any other error.`
+Exit codes: 0 within budget, 1 any other error, 3 over budget or a failed
+check, 64 usage (flags), 77 owner credential refused, 78 unusable budget
+file, scenario file or cached credential.`
 
 func newApp(stdout, stderr io.Writer, build newServer) *cli.App {
-	return &cli.App{
-		Name:            cmdName,
-		Usage:           "check the pdpp-mcp tools/list footprint and result sizes against a budget",
-		UsageText:       cmdName + " [--budget FILE] [--limit KEY=N]... [--scenario FILE | --no-results] [--format table|json|github]",
-		Description:     description,
-		Version:         server.Version(),
-		HideHelpCommand: true,
-		Writer:          stdout,
-		ErrWriter:       stderr,
+	app := &cli.App{
+		Name:        cmdName,
+		Usage:       "check the pdpp-mcp tools/list footprint and result sizes against a budget",
+		UsageText:   cmdName + " [--budget FILE] [--limit KEY=N]... [--scenario FILE | --no-results] [--format table|json|github]",
+		Description: description,
+		Version:     server.Version(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "budget", Value: "budget.json", EnvVars: []string{"PDPP_MCP_BUDGET"},
 				Usage: "budget `FILE` holding every limit"},
@@ -129,19 +111,10 @@ func newApp(stdout, stderr io.Writer, build newServer) *cli.App {
 			&cli.StringFlag{Name: "log-level", Value: "warn",
 				Usage: "stderr log `LEVEL`: debug, info, warn or error"},
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageErrorf("%s", err)
-		},
-		// Never os.Exit inside the library: run maps errors to exit codes.
-		ExitErrHandler: func(*cli.Context, error) {},
-		Action: func(c *cli.Context) error {
-			err := action(c, stdout, stderr, build)
-			if err != nil && !errors.As(err, new(*exitErr)) {
-				err = &exitErr{code: exitError, msg: err.Error()}
-			}
-			return err
-		},
+		Action: func(c *cli.Context) error { return action(c, stdout, stderr, build) },
 	}
+	cmdexit.Configure(app, stdout, stderr)
+	return app
 }
 
 // options is what the flags resolved to.
@@ -220,7 +193,7 @@ func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 	o.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	if o.limits, err = budget.LoadLimits(c.String("budget")); err != nil {
-		return nil, usageErrorf("%v", err)
+		return nil, configErrorf("%v", err)
 	}
 	overrides := c.StringSlice("limit")
 	if c.IsSet("max-bytes") {
@@ -256,10 +229,10 @@ func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 	default:
 		src, err := os.ReadFile(file)
 		if err != nil {
-			return nil, usageErrorf("scenario: %v", err)
+			return nil, configErrorf("scenario: %v", err)
 		}
 		if o.scenario, err = budget.ParseScenario(file, src); err != nil {
-			return nil, usageErrorf("scenario %v", err)
+			return nil, configErrorf("scenario %v", err)
 		}
 	}
 	return o, nil
@@ -318,11 +291,7 @@ func target(ctx context.Context, o *options, build newServer) (srv *mcp.Server, 
 			Logger:      o.log,
 		})
 		if err != nil {
-			var ce *credential.Error
-			if errors.As(err, &ce) && ce.ExitCode() == credential.ExitUsage {
-				return nil, nil, usageErrorf("%v", err)
-			}
-			return nil, nil, err
+			return nil, nil, err // a credential.Error carries its exit code
 		}
 		opts.RS, opts.ProviderURL = conn.RS, conn.ProviderURL
 		return build(opts), func() {}, nil

@@ -44,19 +44,20 @@ func TestExitCodes(t *testing.T) {
 		code   int
 		report bool // stdout holds a report
 	}{
-		{"within budget", syntheticServer, []string{"--budget", budgetFile, "--scenario", ok}, exitOK, true},
-		{"within budget, no results", syntheticServer, []string{"--budget", budgetFile, "--no-results", "--json"}, exitOK, true},
-		{"over budget", syntheticServer, []string{"--budget", budgetFile, "--scenario", ok, "--max-bytes", "100"}, exitOverBudget, true},
-		{"result over budget", syntheticServer, []string{"--budget", budgetFile, "--scenario", ok, "--limit", "results.search.text_max_bytes=1"}, exitOverBudget, true},
-		{"failed call", syntheticServer, []string{"--budget", budgetFile, "--scenario", unknown}, exitOverBudget, true},
-		{"help", syntheticServer, []string{"--help"}, exitOK, false},
-		{"unknown flag", syntheticServer, []string{"--nope"}, exitUsage, false},
-		{"argument", syntheticServer, []string{"--budget", budgetFile, "x"}, exitUsage, false},
-		{"missing budget file", syntheticServer, []string{"--budget", filepath.Join(dir, "none.json")}, exitUsage, false},
-		{"scenario syntax", syntheticServer, []string{"--budget", budgetFile, "--scenario", broken}, exitUsage, false},
-		{"bad override", syntheticServer, []string{"--budget", budgetFile, "--limit", "x=1"}, exitUsage, false},
-		{"no credential", server.New, []string{"--budget", budgetFile, "--provider-url", "https://rs.example", "--cache-root", empty, "--scenario", ok}, exitError, false},
-		{"invalid provider URL", server.New, []string{"--budget", budgetFile, "--provider-url", "ftp://rs.example", "--cache-root", empty, "--scenario", ok}, exitUsage, false},
+		{"within budget", syntheticServer, []string{"--budget", budgetFile, "--scenario", ok}, 0, true},
+		{"within budget, no results", syntheticServer, []string{"--budget", budgetFile, "--no-results", "--json"}, 0, true},
+		{"over budget", syntheticServer, []string{"--budget", budgetFile, "--scenario", ok, "--max-bytes", "100"}, 3, true},
+		{"result over budget", syntheticServer, []string{"--budget", budgetFile, "--scenario", ok, "--limit", "results.search.text_max_bytes=1"}, 3, true},
+		{"failed call", syntheticServer, []string{"--budget", budgetFile, "--scenario", unknown}, 3, true},
+		{"help", syntheticServer, []string{"--help"}, 0, false},
+		{"version", syntheticServer, []string{"--version"}, 0, false},
+		{"unknown flag", syntheticServer, []string{"--nope"}, 64, false},
+		{"argument", syntheticServer, []string{"--budget", budgetFile, "x"}, 64, false},
+		{"missing budget file", syntheticServer, []string{"--budget", filepath.Join(dir, "none.json")}, 78, false},
+		{"scenario syntax", syntheticServer, []string{"--budget", budgetFile, "--scenario", broken}, 78, false},
+		{"bad override", syntheticServer, []string{"--budget", budgetFile, "--limit", "x=1"}, 64, false},
+		{"no credential", server.New, []string{"--budget", budgetFile, "--provider-url", "https://rs.example", "--cache-root", empty, "--scenario", ok}, 78, false},
+		{"invalid provider URL", server.New, []string{"--budget", budgetFile, "--provider-url", "ftp://rs.example", "--cache-root", empty, "--scenario", ok}, 64, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -69,7 +70,11 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("report on stdout %v, want %v:\n%s", got, tt.report, stdout.String())
 			}
 			switch {
-			case tt.code == exitUsage || tt.code == exitError:
+			case tt.args[0] == "--help" || tt.args[0] == "--version":
+				if stderr.Len() > 0 || !strings.Contains(out, cmdName) {
+					t.Errorf("%s: stdout %q stderr %q", tt.args[0], out, stderr.String())
+				}
+			case tt.code != 0 && tt.code != 3:
 				if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], cmdName+": ") {
 					t.Errorf("stderr is not one %q line:\n%s", cmdName+": …", stderr.String())
 				}

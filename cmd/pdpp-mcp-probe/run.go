@@ -12,6 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
@@ -20,45 +22,28 @@ import (
 
 const cmdName = "pdpp-mcp-probe"
 
-// Exit codes.
+// Exit codes: this command's own verdicts, between internal/cmdexit's
+// shared ones.
 const (
-	exitOK      = 0
-	exitFailure = 1 // anything else: connection, protocol error, missing variable, I/O
-	exitUsage   = 2
+	exitOK      = cmdexit.OK
+	exitFailure = cmdexit.Failure // anything else: connection, protocol error, missing variable, I/O
+	exitUsage   = cmdexit.Usage
 	exitIsError = 3 // a call's isError was not what the script expects
 	exitGolden  = 4 // a transcript differs from the golden one
 )
 
-// exitErr is a failure whose message is the one line printed on stderr.
-type exitErr struct {
-	code int
-	msg  string
-}
-
-func (e *exitErr) Error() string { return e.msg }
-
 func usageErrorf(format string, args ...any) error {
-	return &exitErr{code: exitUsage, msg: fmt.Sprintf(format, args...) + " (see " + cmdName + " --help)"}
+	return cmdexit.Usagef(cmdName, format, args...)
 }
 
 // run is the whole command; it never calls os.Exit.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var secrets []string
-	err := newApp(stdin, stdout, stderr, &secrets).RunContext(ctx, args)
-	if err == nil {
-		return exitOK
-	}
-	code := exitUsage // errors the action did not classify come from flag parsing
-	var ee *exitErr
-	if errors.As(err, &ee) {
-		code = ee.code
-	}
-	msg, _ := probe.Sanitize(redactAll(oneLine(err.Error()), secrets))
-	fmt.Fprintf(stderr, "%s: %s\n", cmdName, msg)
-	return code
+	return cmdexit.Run(ctx, newApp(stdin, stdout, stderr, &secrets), args, stderr, func(msg string) string {
+		msg, _ = probe.Sanitize(redactAll(msg, secrets))
+		return msg
+	})
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func redactAll(s string, secrets []string) string {
 	for _, sec := range secrets {
@@ -97,22 +82,20 @@ $first_read_args or $next_read_args written as a tool's whole arguments,
 take their values from earlier results' content[] text only.
 
 Exit codes: 0 every call ran as expected, 1 anything else (connection,
-protocol error, missing variable), 2 usage, 3 a call returned isError (or a
-! call did not), unless --allow-errors, 4 a golden transcript differs.
+protocol error, missing variable), 3 a call returned isError (or a ! call
+did not), unless --allow-errors, 4 a golden transcript differs, 64 usage,
+77 owner credential refused, 78 no usable scoped credential.
 
 Details and a sample of the output: docs/probe.md.`
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, secrets *[]string) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:                      cmdName,
 		Usage:                     "replay MCP tool calls and show exactly what the model sees",
 		UsageText:                 cmdName + " --demo [flags]\n" + cmdName + " (--provider-url URL | --server 'CMD ARGS…' | --url URL) (--script FILE | --call 'TOOL {json}'…) [flags]",
 		Description:               description,
 		Version:                   server.Version(),
-		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true, // --call values hold commas
-		Writer:                    stdout,
-		ErrWriter:                 stderr,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "demo", Category: "target",
 				Usage: "serve the demo dataset from an in-process pdpp-mcp (no set-up)"},
@@ -140,6 +123,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, secrets *[]string) *cli.A
 				Usage: "add each result's structuredContent, indented, to its panel"},
 			&cli.StringFlag{Name: "color", Value: string(probe.ColorAuto), Category: "output",
 				Usage: "colour: `auto` (terminal and NO_COLOR unset), always or never"},
+			&cli.IntFlag{Name: "width", Value: termstyle.WidthAuto, Category: "output", DefaultText: "the terminal's; none when piped",
+				Usage: "wrap panels at `COLUMNS` (at least 40; 0 never wraps)"},
 			&cli.BoolFlag{Name: "json", Category: "output",
 				Usage: "print one JSON object per call instead of panels"},
 			&cli.BoolFlag{Name: "normalize", Category: "output",
@@ -151,19 +136,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, secrets *[]string) *cli.A
 			&cli.StringFlag{Name: "log-level", Value: "warn", Category: "output",
 				Usage: "stderr log `LEVEL` of in-process servers: debug, info, warn or error"},
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageErrorf("%s", err)
-		},
-		ExitErrHandler: func(*cli.Context, error) {},
-		Action: func(c *cli.Context) error {
-			err := action(c, stdin, stdout, stderr, secrets)
-			var ee *exitErr
-			if err != nil && !errors.As(err, &ee) {
-				err = &exitErr{code: exitFailure, msg: err.Error()}
-			}
-			return err
-		},
+		Action: func(c *cli.Context) error { return action(c, stdin, stdout, stderr, secrets) },
 	}
+	cmdexit.Configure(app, stdout, stderr)
+	return app
 }
 
 // config is what the flags resolved to.
@@ -192,6 +168,9 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	color, err := probe.ParseColor(c.String("color"))
 	if err != nil {
 		return usageErrorf("%v", err)
+	}
+	if w := c.Int("width"); w < 0 && w != termstyle.WidthAuto {
+		return usageErrorf("--width must be 0 or a column count, got %d", w)
 	}
 	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
 	if err != nil {
@@ -231,14 +210,11 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	cctx, cancel := context.WithTimeout(c.Context, cfg.timeout)
 	cn, err := connect(cctx, t, cfg)
 	cancel()
-	var ce *credential.Error
 	switch {
-	case errors.As(err, &ce) && (ce.Code == credential.CodeNoProviderURL || ce.Code == credential.CodeInvalidProviderURL):
-		return &exitErr{code: exitUsage, msg: err.Error()}
 	case c.Context.Err() != nil:
-		return &exitErr{code: exitFailure, msg: "interrupted while connecting"}
+		return &cmdexit.Error{Code: exitFailure, Msg: "interrupted while connecting"}
 	case err != nil:
-		return err
+		return err // a credential.Error carries its exit code (64, 77, 78)
 	}
 	defer func() {
 		if err := cn.close(); err != nil {
@@ -271,7 +247,7 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	})
 	switch {
 	case c.Context.Err() != nil:
-		return &exitErr{code: exitFailure, msg: fmt.Sprintf("interrupted after %d of %d calls", tl.calls, len(calls))}
+		return &cmdexit.Error{Code: exitFailure, Msg: fmt.Sprintf("interrupted after %d of %d calls", tl.calls, len(calls))}
 	case runErr != nil:
 		return runErr
 	}
@@ -386,7 +362,7 @@ func callsFrom(c *cli.Context, stdin io.Reader, t target) ([]probe.Call, error) 
 		}
 	}
 	if len(errs) > 0 {
-		return nil, &exitErr{code: exitUsage, msg: errors.Join(errs...).Error()}
+		return nil, &cmdexit.Error{Code: exitUsage, Msg: errors.Join(errs...).Error()}
 	}
 	if len(calls) == 0 && c.IsSet("script") {
 		return nil, usageErrorf("--script %s holds no calls", c.String("script"))
@@ -413,6 +389,7 @@ func outputFor(c *cli.Context, stdout io.Writer, color probe.Color, secrets []st
 	}
 	return &output{panels: probe.NewPrinter(stdout, probe.PrinterOptions{
 		Color: color, Structured: c.Bool("structured"), Normalize: c.Bool("normalize"), Redact: secrets,
+		Width: termstyle.ResolveWidth(stdout, c.Int("width")),
 	})}
 }
 
@@ -446,7 +423,7 @@ func (t *tally) add(r *probe.Result) {
 	what := fmt.Sprintf("call %d (%s)", r.N, r.Call.Name())
 	switch {
 	case r.Err != nil:
-		t.failed = append(t.failed, what+": "+oneLine(r.Err.Error()))
+		t.failed = append(t.failed, what+": "+cmdexit.OneLine(r.Err.Error()))
 	case r.Unexpected() && r.IsError:
 		t.isError = append(t.isError, what)
 	case r.Unexpected():
@@ -462,14 +439,14 @@ func (t *tally) verdict(allowErrors bool, checkDir string) error {
 		if len(t.failed) > 1 {
 			msg = fmt.Sprintf("%d of %d calls failed; first: %s", len(t.failed), t.calls, msg)
 		}
-		return &exitErr{code: exitFailure, msg: msg}
+		return &cmdexit.Error{Code: exitFailure, Msg: msg}
 	}
 	if len(t.mismatches) > 0 {
 		var which []string
 		for _, m := range t.mismatches {
 			which = append(which, fmt.Sprintf("call %d", m.N))
 		}
-		return &exitErr{code: exitGolden, msg: fmt.Sprintf("%d golden transcripts in %s differ from this run (%s); review the diff, then re-record with --record %s",
+		return &cmdexit.Error{Code: exitGolden, Msg: fmt.Sprintf("%d golden transcripts in %s differ from this run (%s); review the diff, then re-record with --record %s",
 			len(t.mismatches), checkDir, strings.Join(which, ", "), checkDir)}
 	}
 	var parts []string
@@ -480,7 +457,7 @@ func (t *tally) verdict(allowErrors bool, checkDir string) error {
 		parts = append(parts, fmt.Sprintf("%s did not return the isError its ! expects", strings.Join(t.notError, ", ")))
 	}
 	if len(parts) > 0 {
-		return &exitErr{code: exitIsError, msg: strings.Join(parts, "; ")}
+		return &cmdexit.Error{Code: exitIsError, Msg: strings.Join(parts, "; ")}
 	}
 	return nil
 }

@@ -5,8 +5,10 @@
 // map to GET requests on the resource server. With --demo it serves a sample
 // dataset from an in-process resource server instead.
 //
-// stdout carries JSON-RPC only; help, version, the start-up line and logs go to
-// stderr.
+// While it serves, stdout carries JSON-RPC only; the start-up line and logs go
+// to stderr. --help and --version print on stdout and exit 0. Exit codes are
+// those of internal/cmdexit: 0 ok, 1 failure, 64 usage, 77 owner credential
+// refused, 78 no usable scoped credential.
 package main
 
 import (

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
@@ -22,9 +23,7 @@ import (
 const (
 	cmdName = "pdpp-mcp"
 
-	exitOK    = 0
-	exitError = 1
-	exitUsage = credential.ExitUsage
+	exitUsage = cmdexit.Usage
 
 	// probeBudget caps how long start-up waits for the owner-token probe, so a
 	// hung resource server cannot stall the host's initialize; when it runs
@@ -37,40 +36,15 @@ const (
 	drainSlack = 5 * time.Second
 )
 
-// exitErr is a failure whose message is the one line printed on stderr.
-type exitErr struct {
-	code int
-	msg  string
-}
-
-func (e *exitErr) Error() string { return e.msg }
-
 func usageErrorf(format string, args ...any) error {
-	return &exitErr{code: exitUsage, msg: fmt.Sprintf(format, args...) + " (see " + cmdName + " --help)"}
+	return cmdexit.Usagef(cmdName, format, args...)
 }
 
-// run is the whole command. It never calls os.Exit and writes nothing but
-// JSON-RPC to stdout.
+// run is the whole command. It never calls os.Exit; while serving, stdout
+// carries JSON-RPC and nothing else (help and version, asked for instead of
+// serving, are printed there).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	err := newApp(stdin, stdout, stderr).RunContext(ctx, args)
-	if err == nil {
-		return exitOK
-	}
-	code := exitUsage // errors the action did not classify come from flag parsing
-	var ee *exitErr
-	var ce *credential.Error
-	switch {
-	case errors.As(err, &ee):
-		code = ee.code
-	case errors.As(err, &ce):
-		code = ce.ExitCode()
-	}
-	fmt.Fprintf(stderr, "%s: %s\n", cmdName, oneLine(err.Error()))
-	return code
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return cmdexit.Run(ctx, newApp(stdin, stdout, stderr), args, stderr, nil)
 }
 
 const description = `pdpp-mcp serves one PDPP grant to an MCP client over stdio: read-only tools
@@ -94,19 +68,16 @@ Try it without a resource server: pdpp-mcp --demo
 Exit codes: 0 done, 1 unexpected failure, 64 usage, 77 owner credential,
 78 no usable scoped credential.
 
-stdout is reserved for MCP protocol messages. Diagnostics go to stderr.`
+While serving, stdout is reserved for MCP protocol messages. Diagnostics go
+to stderr.`
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
-		Name:            cmdName,
-		Usage:           "serve a PDPP grant to MCP clients over stdio",
-		UsageText:       cmdName + " --provider-url <url> [--cache-root <dir>] [flags]\n" + cmdName + " --demo [flags]",
-		Description:     description,
-		Version:         server.Version(),
-		HideHelpCommand: true,
-		// Help and version go to stderr: stdout belongs to JSON-RPC.
-		Writer:    stderr,
-		ErrWriter: stderr,
+	app := &cli.App{
+		Name:        cmdName,
+		Usage:       "serve a PDPP grant to MCP clients over stdio",
+		UsageText:   cmdName + " --provider-url <url> [--cache-root <dir>] [flags]\n" + cmdName + " --demo [flags]",
+		Description: description,
+		Version:     server.Version(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "provider-url", EnvVars: []string{"PDPP_PROVIDER_URL"},
 				Usage: "resource server base `URL`, the one given to pdpp connect"},
@@ -123,21 +94,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.BoolFlag{Name: "demo",
 				Usage: "serve a sample dataset from an in-process resource server (no credential cache; --provider-url is ignored)"},
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageErrorf("%s", err)
-		},
-		// Never os.Exit inside the library: run maps errors to exit codes.
-		ExitErrHandler: func(*cli.Context, error) {},
-		Action: func(c *cli.Context) error {
-			err := action(c, stdin, stdout, stderr)
-			var ee *exitErr
-			var ce *credential.Error
-			if err != nil && !errors.As(err, &ee) && !errors.As(err, &ce) {
-				err = &exitErr{code: exitError, msg: err.Error()}
-			}
-			return err
-		},
+		Action: func(c *cli.Context) error { return action(c, stdin, stdout, stderr) },
 	}
+	cmdexit.Configure(app, stdout, stderr)
+	return app
 }
 
 // config is what the flags resolved to.
@@ -202,7 +162,7 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 	case ctx.Err() != nil:
 		return nil // stopped by a signal before serving
 	case errors.As(err, new(*credential.Error)) && strings.TrimSpace(providerURL) == "":
-		return &exitErr{code: exitUsage, msg: err.Error() + " To try pdpp-mcp without a resource server, run it with --demo."}
+		return &cmdexit.Error{Code: exitUsage, Msg: err.Error() + " To try pdpp-mcp without a resource server, run it with --demo."}
 	case err != nil:
 		return err
 	}

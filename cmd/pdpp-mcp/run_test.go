@@ -72,10 +72,12 @@ func TestRunExitCodes(t *testing.T) {
 		code   int
 		stderr string // exact; ROOT is replaced by the cache root
 		prefix bool   // stderr need only start with the text
+		stdout string // a prefix of stdout; "" wants nothing there
 	}{
-		{name: "help", args: []string{"--help"}, code: 0, stderr: "NAME:\n   pdpp-mcp - serve a PDPP grant to MCP clients over stdio", prefix: true},
-		{name: "short help", args: []string{"-h"}, code: 0, stderr: "NAME:\n   pdpp-mcp", prefix: true},
-		{name: "version", args: []string{"--version"}, code: 0, stderr: "pdpp-mcp version ", prefix: true},
+		// Help and version, asked for, are the output.
+		{name: "help", args: []string{"--help"}, code: 0, stdout: "NAME:\n   pdpp-mcp - serve a PDPP grant to MCP clients over stdio"},
+		{name: "short help", args: []string{"-h"}, code: 0, stdout: "NAME:\n   pdpp-mcp"},
+		{name: "version", args: []string{"--version"}, code: 0, stdout: "pdpp-mcp version "},
 		{name: "missing provider URL", code: 64,
 			stderr: "pdpp-mcp: Provider URL required. Pass --provider-url <url> or set PDPP_PROVIDER_URL. To try pdpp-mcp without a resource server, run it with --demo.\n"},
 		{name: "invalid provider URL with =", args: []string{"--provider-url=ftp://h.example"}, code: 64,
@@ -136,8 +138,8 @@ func TestRunExitCodes(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit code = %d, want %d", code, tt.code)
 			}
-			if stdout.String() != "" {
-				t.Errorf("stdout = %q, want nothing", stdout.String())
+			if got := stdout.String(); tt.stdout == "" && got != "" || !strings.HasPrefix(got, tt.stdout) {
+				t.Errorf("stdout = %q, want %q", got, tt.stdout)
 			}
 			want := strings.ReplaceAll(tt.stderr, "ROOT", root)
 			got := stderr.String()

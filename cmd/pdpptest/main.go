@@ -4,12 +4,11 @@
 //	go run ./cmd/pdpptest [--dataset gmail|demo] [--addr 127.0.0.1:7663]
 //
 // It prints the base URL and a bearer token of every kind on stdout, then serves
-// until interrupted. The tokens are test-double tokens for a synthetic dataset.
+// until interrupted; --help and --version print on stdout too. The tokens are test-double tokens for a synthetic dataset.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,8 +18,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 
 func main() {
@@ -36,58 +37,46 @@ var datasets = map[string]func() (*dataset.Dataset, error){
 	"demo":  dataset.Demo,
 }
 
-// run serves until ctx is done. Exit codes: 0 after a clean stop, 1 when the
-// server cannot start, 2 on bad usage.
+// run serves until ctx is done. Exit codes (internal/cmdexit): 0 after a
+// clean stop, 1 when the server cannot start, 64 on bad usage.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := &cli.App{
 		Name:      "pdpptest",
 		Usage:     "run the in-process PDPP resource server double on its own",
 		UsageText: "pdpptest [--dataset gmail|demo] [--addr 127.0.0.1:7663]",
-		// Help goes to stderr: stdout carries only the URL and tokens.
-		Writer:    stderr,
-		ErrWriter: stderr,
+		Description: "Prints the base URL and a bearer token of every kind on stdout, then serves\n" +
+			"until interrupted. Exit codes: 0 after a clean stop, 1 the server cannot\n" +
+			"start, 64 usage.",
+		Version: server.Version(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dataset", Value: "gmail", Usage: "dataset to serve: gmail or demo"},
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7663", Usage: "listen address (loopback)"},
 		},
-		HideHelpCommand: true,
-		ExitErrHandler:  func(*cli.Context, error) {}, // run maps errors to exit codes itself
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cli.Exit(fmt.Sprintf("pdpptest: unexpected arguments: %v (usage: %s)", c.Args().Slice(), c.App.UsageText), 2)
+				return cmdexit.Usagef("pdpptest", "unexpected arguments: %v", c.Args().Slice())
 			}
 			return serve(ctx, c.String("dataset"), c.String("addr"), stdout, stderr)
 		},
 	}
-	err := app.RunContext(ctx, args)
-	var ec cli.ExitCoder
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ec):
-		fmt.Fprintln(stderr, err)
-		return ec.ExitCode()
-	default:
-		// A flag urfave could not parse: it has already printed the reason
-		// and the help on stderr.
-		return 2
-	}
+	cmdexit.Configure(app, stdout, stderr)
+	return cmdexit.Run(ctx, app, args, stderr, nil)
 }
 
 // serve starts the double and blocks until ctx is done.
 func serve(ctx context.Context, name, addr string, stdout, stderr io.Writer) error {
 	load, ok := datasets[name]
 	if !ok {
-		return cli.Exit(fmt.Sprintf("pdpptest: unknown dataset %q (want gmail or demo)", name), 2)
+		return cmdexit.Usagef("pdpptest", "unknown dataset %q (want gmail or demo)", name)
 	}
 	ds, err := load()
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("pdpptest: dataset %s: %v", name, err), 1)
+		return fmt.Errorf("dataset %s: %w", name, err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := pdpptest.Start(pdpptest.Options{Dataset: ds, Addr: addr, Logger: log})
 	if err != nil {
-		return cli.Exit("pdpptest: "+err.Error(), 1)
+		return err
 	}
 	fmt.Fprintf(stdout, "url           %s\n", srv.URL())
 	fmt.Fprintf(stdout, "dataset       %s\n", ds.Name)
@@ -97,7 +86,7 @@ func serve(ctx context.Context, name, addr string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "try           curl -H 'Authorization: Bearer %s' %s/v1/schema?view=compact\n", srv.Token(pdpptest.TokenClient), srv.URL())
 	<-ctx.Done()
 	if err := srv.Close(); err != nil {
-		return cli.Exit("pdpptest: close: "+err.Error(), 1)
+		return fmt.Errorf("close: %w", err)
 	}
 	return nil
 }

@@ -88,11 +88,12 @@ func TestRunExitCodes(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"unknown dataset", []string{"--dataset", "nope"}, 2},
-		{"unknown flag", []string{"--bogus"}, 2},
-		{"extra argument", []string{"serve"}, 2},
+		{"unknown dataset", []string{"--dataset", "nope"}, 64},
+		{"unknown flag", []string{"--bogus"}, 64},
+		{"extra argument", []string{"serve"}, 64},
 		{"address in use or invalid", []string{"--addr", "256.0.0.1:1"}, 1},
 		{"help", []string{"-h"}, 0},
+		{"version", []string{"--version"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := run(context.Background(), append([]string{"pdpptest"}, tc.args...), io.Discard, io.Discard); got != tc.want {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/fixtures"
 )
 
 const (
@@ -43,10 +45,13 @@ func TestBlobRead(t *testing.T) {
 		})
 	}
 	// The bytes are the ones the reference served.
-	if want, err := os.ReadFile(filepath.Join(fixturesDir, "blob-read.raw")); err == nil {
-		if a := get(t, srv, srv.Token(TokenClient), "/v1/blobs/"+gmailPersonalBlob); string(a.body) != string(want) {
-			t.Errorf("body differs from the capture")
-		}
+	want, err := os.ReadFile(filepath.Join(fixturesDir, "blob-read.raw"))
+	if err != nil {
+		fixtures.Missing(t, "no blob capture: %v", err)
+		return
+	}
+	if a := get(t, srv, srv.Token(TokenClient), "/v1/blobs/"+gmailPersonalBlob); string(a.body) != string(want) {
+		t.Errorf("body differs from the capture")
 	}
 	// The fetch_url injected on record reads leads here.
 	rec := get(t, srv, srv.Token(TokenClient), "/v1/streams/attachments/records/w_msg_002_att_1?connection_id=cin_gmail_work")

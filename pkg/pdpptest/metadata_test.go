@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/fixtures"
 )
 
 // proseDiff matches the places where the document carries our own prose
@@ -23,7 +25,7 @@ var proseDiff = regexp.MustCompile(`^\$\.(pdpp_owner_agent_onboarding\.(control_
 func TestResourceMetadataMatchesCapture(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(fixturesDir, "protected-resource-metadata.json"))
 	if os.IsNotExist(err) {
-		t.Skipf("no capture in %s (the shared fixtures folder is absent)", fixturesDir)
+		fixtures.Missing(t, "no capture in %s (the shared fixtures folder is absent)", fixturesDir)
 	}
 	if err != nil {
 		t.Fatal(err)

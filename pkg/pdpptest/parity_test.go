@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/fixtures"
 )
 
 // fixturesDir is ../shared/fixtures/rs seen from the repository root.
@@ -66,7 +68,7 @@ func loadCaptures(t *testing.T) []capture {
 		t.Fatal(err)
 	}
 	if len(reqs) == 0 {
-		t.Skipf("no captures in %s (the shared fixtures folder is absent); parity not checked", fixturesDir)
+		fixtures.Missing(t, "no captures in %s (the shared fixtures folder is absent); parity not checked", fixturesDir)
 	}
 	var out []capture
 	for _, p := range reqs {

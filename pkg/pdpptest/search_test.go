@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/fixtures"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
@@ -130,7 +131,7 @@ func readSearchCapture(t *testing.T, name string) ([]byte, string) {
 	t.Helper()
 	body, err := os.ReadFile(filepath.Join(fixturesDir, name+".json"))
 	if os.IsNotExist(err) {
-		t.Skipf("no capture %s (the shared fixtures folder is absent)", name)
+		fixtures.Missing(t, "no capture %s (the shared fixtures folder is absent)", name)
 	}
 	if err != nil {
 		t.Fatal(err)

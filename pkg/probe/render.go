@@ -9,27 +9,22 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
 )
 
-// Color is the --color setting.
-type Color string
+// Color is the --color setting, shared with the budget command.
+type Color = termstyle.Color
 
 // Color settings.
 const (
-	ColorAuto   Color = "auto"   // colour when the writer is a terminal and NO_COLOR is unset
-	ColorAlways Color = "always" // colour even into a pipe, NO_COLOR notwithstanding
-	ColorNever  Color = "never"
+	ColorAuto   = termstyle.ColorAuto
+	ColorAlways = termstyle.ColorAlways
+	ColorNever  = termstyle.ColorNever
 )
 
 // ParseColor reads a --color value.
-func ParseColor(s string) (Color, error) {
-	switch c := Color(strings.ToLower(strings.TrimSpace(s))); c {
-	case ColorAuto, ColorAlways, ColorNever:
-		return c, nil
-	}
-	return "", fmt.Errorf("--color must be auto, always or never, got %q", s)
-}
+func ParseColor(s string) (Color, error) { return termstyle.ParseColor(s) }
 
 // PrinterOptions configures a Printer.
 type PrinterOptions struct {
@@ -42,6 +37,11 @@ type PrinterOptions struct {
 	// Redact lists strings never to print (a bearer token a hostile server
 	// might echo); each is replaced by [redacted].
 	Redact []string
+	// Width, when positive, wraps every line of a panel to that many
+	// columns: text behind the gutter continues behind a dashed gutter (┆),
+	// so a wrapped line can be told from a line break of the text itself.
+	// 0 never wraps (pipes and files: the output stays byte-for-byte).
+	Width int
 }
 
 // Printer writes one panel per call: a header with the call and its
@@ -51,8 +51,7 @@ type PrinterOptions struct {
 // drive the terminal nor pass for the probe's own lines.
 //
 // Without colour (not a terminal, NO_COLOR, --color never) the output is
-// plain text that does not depend on the terminal: no escape sequences, no
-// width-dependent wrapping.
+// plain text with no escape sequences; it wraps only when Width is set.
 type Printer struct {
 	w    io.Writer
 	o    PrinterOptions
@@ -65,18 +64,15 @@ type Printer struct {
 	vars lipgloss.Style
 }
 
-// ruleWidth is the width of the panel's rules; fixed, so output does not
-// change with the terminal.
+// ruleWidth is the width of the panel's rules; fixed unless Width is
+// narrower, so unwrapped output does not change with the terminal.
 const ruleWidth = 72
 
 // NewPrinter returns a Printer writing to w.
 func NewPrinter(w io.Writer, o PrinterOptions) *Printer {
-	r := lipgloss.NewRenderer(w) // colour profile from w: TTY, NO_COLOR, CLICOLOR, CI
-	switch o.Color {
-	case ColorNever:
-		r.SetColorProfile(termenv.Ascii)
-	case ColorAlways:
-		r.SetColorProfile(termenv.ANSI256)
+	r := termstyle.Renderer(w, o.Color)
+	if o.Width > 0 {
+		o.Width = max(o.Width, termstyle.MinWidth)
 	}
 	p := &Printer{
 		w:    w,
@@ -117,18 +113,43 @@ func redact(s string, secrets []string) string {
 	return s
 }
 
+// lines writes text behind a prefix, wrapped to the width: the first piece
+// behind first, the rest behind cont. style renders each piece (nil: as is).
+func (p *Printer) lines(b *strings.Builder, first, cont string, text string, style func(string) string) {
+	width := 0
+	if p.o.Width > 0 {
+		width = p.o.Width - termstyle.Width(first)
+	}
+	for i, piece := range termstyle.Wrap(text, width) {
+		prefix := first
+		if i > 0 {
+			prefix = cont
+		}
+		if style != nil {
+			piece = style(piece)
+		}
+		b.WriteString(strings.TrimRight(prefix+piece, " ") + "\n")
+	}
+}
+
 // Print writes the panel of r.
 func (p *Printer) Print(r *Result) error {
 	var b strings.Builder
 	gutter := p.rule.Render("│") + " "
+	cont := p.rule.Render("┆") + " "
+	dim := func(s string) string { return p.dim.Render(s) }
+	rw := ruleWidth
+	if p.o.Width > 0 {
+		rw = min(rw, p.o.Width)
+	}
 
 	title, _ := p.untrusted(r.Call.Name())
 	head := fmt.Sprintf("╭─ %d %s ", r.N, title)
 	b.WriteString(p.rule.Render("╭─ ") + p.dim.Render(fmt.Sprint(r.N)) + " " + p.name.Render(title) + " " +
-		p.rule.Render(strings.Repeat("─", max(3, ruleWidth-runeLen(head)))) + "\n")
+		p.rule.Render(strings.Repeat("─", max(3, rw-runeLen(head)))) + "\n")
 	for _, c := range r.Call.Comment {
 		text, _ := Sanitize(c)
-		b.WriteString(strings.TrimRight(gutter+p.dim.Render("# "+text), " ") + "\n")
+		p.lines(&b, gutter, cont, "# "+text, dim)
 	}
 
 	switch {
@@ -137,22 +158,22 @@ func (p *Printer) Print(r *Result) error {
 		if r.Args == nil { // a variable was missing: show the call as written
 			args, _ = p.untrusted(r.Call.Args)
 		}
-		b.WriteString(gutter + p.dim.Render("arguments ") + args + "\n")
+		p.lines(&b, gutter+p.dim.Render("arguments "), cont, args, nil)
 	case r.Call.Kind == KindReadResource:
 		uri, _ := p.untrusted(r.URI)
 		if uri == "" {
 			uri, _ = p.untrusted(r.Call.URI)
 		}
-		b.WriteString(gutter + p.dim.Render("uri ") + uri + "\n")
+		p.lines(&b, gutter+p.dim.Render("uri "), cont, uri, nil)
 	}
 	for _, u := range r.Uses {
 		v, _ := p.untrusted(string(u.Value))
-		b.WriteString(gutter + p.vars.Render(fmt.Sprintf("$%s", u.Name)) + p.dim.Render(fmt.Sprintf(" from call %d (%s) = ", u.From, u.FromName)) + v + "\n")
+		p.lines(&b, gutter+p.vars.Render(fmt.Sprintf("$%s", u.Name))+p.dim.Render(fmt.Sprintf(" from call %d (%s) = ", u.From, u.FromName)), cont, v, nil)
 	}
 
 	if r.Err != nil {
 		msg, _ := p.untrusted(oneLine(r.Err.Error()))
-		b.WriteString(p.rule.Render("╰─ ") + p.bad.Render("failed:") + " " + msg + "\n")
+		p.lines(&b, p.rule.Render("╰─ ")+p.bad.Render("failed:")+" ", "   ", msg, nil)
 		_, err := io.WriteString(p.w, b.String())
 		return err
 	}
@@ -165,14 +186,14 @@ func (p *Printer) Print(r *Result) error {
 		label, _ := p.untrusted(bl.Label)
 		if bl.Text == "" && bl.Note != "" {
 			note, _ := p.untrusted(bl.Note)
-			b.WriteString(p.rule.Render("├─ ") + p.dim.Render(label+": "+note) + "\n")
+			p.lines(&b, p.rule.Render("├─ "), cont, label+": "+note, dim)
 			continue
 		}
 		b.WriteString(p.rule.Render("├─ ") + p.dim.Render(label) + "\n")
 		text, k := p.untrusted(bl.Text)
 		replaced += k
 		for _, line := range strings.Split(text, "\n") {
-			b.WriteString(strings.TrimRight(gutter+line, " ") + "\n")
+			p.lines(&b, gutter, cont, line, nil)
 		}
 	}
 	if p.o.Structured && len(r.Structured) > 0 {
@@ -180,7 +201,11 @@ func (p *Printer) Print(r *Result) error {
 		text, k := p.untrusted(prettyJSON(r.Structured))
 		replaced += k
 		for _, line := range strings.Split(text, "\n") {
-			b.WriteString(gutter + line + "\n")
+			if p.o.Width > 0 {
+				p.lines(&b, gutter, cont, line, nil)
+			} else {
+				b.WriteString(gutter + line + "\n") // as before: indentation kept, trailing spaces too
+			}
 		}
 	}
 
@@ -204,25 +229,49 @@ func (p *Printer) Print(r *Result) error {
 	if replaced > 0 {
 		footer = append(footer, fmt.Sprintf("%d control characters replaced by visible stand-ins", replaced))
 	}
-	status := p.ok.Render("ok")
+	status := "ok"
+	style := p.ok
 	switch {
 	case r.IsError && r.Call.ExpectError:
-		status = p.ok.Render("isError (expected)")
+		status = "isError (expected)"
 	case r.IsError:
-		status = p.bad.Render("isError")
+		status, style = "isError", p.bad
 	case r.Call.ExpectError:
-		status = p.bad.Render("ok, but the script expected isError")
+		status, style = "ok, but the script expected isError", p.bad
 	}
-	b.WriteString(p.rule.Render("╰─ ") + p.dim.Render(strings.Join(footer, " · ")+" · ") + status + "\n")
+	if p.o.Width <= 0 {
+		b.WriteString(p.rule.Render("╰─ ") + p.dim.Render(strings.Join(footer, " · ")+" · ") + style.Render(status) + "\n")
+	} else {
+		// Wrapped plain, then styled: the status keeps its colour on
+		// whichever piece ends with it.
+		plain := strings.Join(footer, " · ") + " · " + status
+		pieces := termstyle.Wrap(plain, p.o.Width-3)
+		for i, piece := range pieces {
+			prefix := "   "
+			if i == 0 {
+				prefix = p.rule.Render("╰─ ")
+			}
+			if i == len(pieces)-1 && strings.HasSuffix(piece, status) {
+				piece = p.dim.Render(strings.TrimSuffix(piece, status)) + style.Render(status)
+			} else {
+				piece = p.dim.Render(piece)
+			}
+			b.WriteString(prefix + piece + "\n")
+		}
+	}
 	_, err := io.WriteString(p.w, b.String())
 	return err
 }
 
 // Note writes a line of the probe's own (a golden check verdict, a
-// summary), with server text in it sanitised.
+// summary), with server text in it sanitised, wrapped to the width.
 func (p *Printer) Note(s string) error {
 	clean, _ := p.untrusted(s)
-	_, err := io.WriteString(p.w, p.dim.Render(clean)+"\n")
+	var b strings.Builder
+	for _, piece := range termstyle.Wrap(clean, p.o.Width) {
+		b.WriteString(p.dim.Render(piece) + "\n")
+	}
+	_, err := io.WriteString(p.w, b.String())
 	return err
 }
 

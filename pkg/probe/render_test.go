@@ -221,3 +221,56 @@ func TestJSONWriter(t *testing.T) {
 		}
 	}
 }
+
+// With a width every line of a panel fits, continuation lines sit behind
+// the dashed gutter, and nothing of the text is lost; colour does not
+// change the layout.
+func TestPrinterWidth(t *testing.T) {
+	long := "search: 1 hit(s). first_fetch_id=cin_3a769b3e43e3792e0a811ceb/mail_bodies:177aa15315e811e9_body " +
+		strings.Repeat("word ", 40) + strings.Repeat("x", 150)
+	for _, color := range []Color{ColorNever, ColorAlways} {
+		for _, width := range []int{80, 50} {
+			var b bytes.Buffer
+			r := testResult(1, long)
+			r.Call.Comment = []string{strings.Repeat("a comment that runs on ", 6)}
+			r.Latency = time.Millisecond
+			if err := NewPrinter(&b, PrinterOptions{Color: color, Width: width}).Print(r); err != nil {
+				t.Fatal(err)
+			}
+			out := stripSGR(b.String())
+			var text strings.Builder
+			for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+				if n := len([]rune(line)); n > width {
+					t.Errorf("%s width %d: a line of %d columns: %q", color, width, n, line)
+				}
+				if rest, ok := strings.CutPrefix(line, "┆ "); ok {
+					text.WriteString(rest)
+				} else if rest, ok := strings.CutPrefix(line, "│ "); ok && !strings.HasPrefix(rest, "#") && !strings.HasPrefix(rest, "arguments") {
+					text.WriteString(rest)
+				}
+			}
+			// The wrapped text, joined again without the breaks, holds every
+			// non-space character of the original in order.
+			squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+			if got := squash(text.String()); !strings.Contains(got, squash(long)) {
+				t.Errorf("%s width %d: text lost in wrapping:\n%s", color, width, out)
+			}
+		}
+	}
+	// Width 0 is the unwrapped panel, byte for byte.
+	var plain, zero bytes.Buffer
+	NewPrinter(&plain, PrinterOptions{Color: ColorNever}).Print(testResult(1, long))
+	NewPrinter(&zero, PrinterOptions{Color: ColorNever, Width: 0}).Print(testResult(1, long))
+	if plain.String() != zero.String() || strings.Contains(plain.String(), "┆") {
+		t.Error("width 0 wraps")
+	}
+}
+
+// Tour comments fit an 80-column terminal unwrapped: "│ " plus the line.
+func TestTourCommentsFit80(t *testing.T) {
+	for i, line := range strings.Split(TourScript, "\n") {
+		if strings.HasPrefix(line, "#") && len([]rune(line)) > 78 {
+			t.Errorf("tour.probe:%d is %d characters; comments are at most 78 so a panel shows them in 80 columns", i+1, len([]rune(line)))
+		}
+	}
+}

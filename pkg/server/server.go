@@ -26,11 +26,31 @@ const listTTLMs = 5 * 60 * 1000
 // icon is a 16×16 mark, small on purpose: protocol 2026-07-28 repeats
 // serverInfo (icons included) in the _meta of every response.
 var icon = mcp.Icon{
-	Source: "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E" +
-		"%3Crect width='16' height='16' rx='3' fill='%23234'/%3E" +
-		"%3Cpath d='M5 12V4h3.5a2.5 2.5 0 0 1 0 5H5' fill='none' stroke='%23fff' stroke-width='1.6'/%3E%3C/svg%3E",
+	Source: dataURI("image/svg+xml", `<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'>`+
+		`<rect width='16' height='16' rx='3' fill='#234'/>`+
+		`<path d='M5 12V4h3.5a2.5 2.5 0 0 1 0 5H5' fill='none' stroke='#fff' stroke-width='1.6'/></svg>`),
 	MIMEType: "image/svg+xml",
 	Sizes:    []string{"any"},
+}
+
+// dataURI is a percent-encoded data: URI of text. icons[].src is a
+// format "uri" string in the MCP schema, and strict clients reject one with
+// raw spaces or angle brackets; only RFC 3986 unreserved characters and the
+// few delimiters SVG needs ('/:=.) pass unescaped, which keeps it short.
+func dataURI(mime, text string) string {
+	const hex = "0123456789ABCDEF"
+	b := []byte("data:" + mime + ",")
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '.', c == '_', c == '~', c == '/', c == ':', c == '=', c == '\'':
+			b = append(b, c)
+		default:
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		}
+	}
+	return string(b)
 }
 
 // Options configures New.
@@ -87,6 +107,15 @@ func New(o Options) *mcp.Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	env := &tools.Env{
+		RS:             o.RS,
+		ProviderURL:    o.ProviderURL,
+		Logger:         logger,
+		Mode:           o.Mode,
+		Capabilities:   o.Capabilities,
+		CredentialKey:  o.CredentialKey,
+		FetchTextChars: o.FetchTextChars,
+	}
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    name,
 		Title:   "PDPP",
@@ -95,25 +124,22 @@ func New(o Options) *mcp.Server {
 	}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       slog.New(sdkHandler{logger.Handler()}),
-		// Explicit: tools and resource templates; no logging, no prompts,
-		// and no listChanged because the lists never change while the
-		// process runs.
+		// Explicit: tools, resource templates (with completion of stream
+		// names) and an empty prompts list; no logging, and no listChanged
+		// because the lists never change while the process runs. The SDK
+		// answers prompts/list whatever is declared, and a server must not
+		// answer a method whose capability it did not declare.
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{},
-			Resources: &mcp.ResourceCapabilities{},
+			Tools:       &mcp.ToolCapabilities{},
+			Resources:   &mcp.ResourceCapabilities{},
+			Prompts:     &mcp.PromptCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
 		},
-		SetCacheable: setCacheable,
+		CompletionHandler: tools.Completion(env),
+		SetCacheable:      setCacheable,
 	})
 	s.AddReceivingMiddleware(answer(logger))
-	tools.Register(s, &tools.Env{
-		RS:             o.RS,
-		ProviderURL:    o.ProviderURL,
-		Logger:         logger,
-		Mode:           o.Mode,
-		Capabilities:   o.Capabilities,
-		CredentialKey:  o.CredentialKey,
-		FetchTextChars: o.FetchTextChars,
-	})
+	tools.Register(s, env)
 	return s
 }
 

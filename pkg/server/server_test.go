@@ -73,8 +73,15 @@ func TestInitialize(t *testing.T) {
 				t.Errorf("tools or resources not declared: %+v", c)
 			case c.Tools.ListChanged || c.Resources.ListChanged || c.Resources.Subscribe:
 				t.Errorf("listChanged or subscribe declared: %+v %+v", c.Tools, c.Resources)
-			case c.Logging != nil || c.Prompts != nil || c.Completions != nil:
-				t.Errorf("undeclared features advertised: %+v", c)
+			case c.Logging != nil:
+				t.Errorf("logging advertised: %+v", c)
+			case c.Prompts == nil || c.Prompts.ListChanged:
+				// The SDK answers prompts/list (with no prompts) whatever
+				// is declared; answering an undeclared method breaks strict
+				// clients, so the empty capability is declared.
+				t.Errorf("prompts not declared as an empty, fixed list: %+v", c.Prompts)
+			case c.Completions == nil:
+				t.Errorf("completions (of stream names) not declared")
 			}
 			if init.Instructions != instructions {
 				t.Error("instructions not sent")
@@ -235,5 +242,53 @@ func TestFetchTextCharsAndTemplates(t *testing.T) {
 	}
 	if len(templates) != 3 {
 		t.Errorf("resource templates %v", templates)
+	}
+}
+
+func TestDataURI(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"<a b='#c'/>", "data:text/plain,%3Ca%20b='%23c'/%3E"},
+		{"é%", "data:text/plain,%C3%A9%25"},
+	} {
+		if got := dataURI("text/plain", c.in); got != c.want {
+			t.Errorf("dataURI(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// completion/complete offers the granted stream names for
+// pdpp://stream/{name}, filtered by what was typed, and nothing elsewhere.
+func TestStreamNameCompletion(t *testing.T) {
+	s, _ := newTestServer(t)
+	cs := connect(t, s, nil)
+	ctx := context.Background()
+	complete := func(uri, arg, value string) []string {
+		t.Helper()
+		res, err := cs.Complete(ctx, &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: uri},
+			Argument: mcp.CompleteParamsArgument{Name: arg, Value: value},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Completion.Total != len(res.Completion.Values) || res.Completion.HasMore {
+			t.Errorf("total %d hasMore %v for %d values", res.Completion.Total, res.Completion.HasMore, len(res.Completion.Values))
+		}
+		return res.Completion.Values
+	}
+	all := complete("pdpp://stream/{name}", "name", "")
+	if len(all) < 2 || !slices.IsSorted(all) || !slices.Contains(all, "messages") || len(slices.Compact(slices.Clone(all))) != len(all) {
+		t.Errorf("all streams: %v", all)
+	}
+	for _, n := range complete("pdpp://stream/{name}", "name", "mess") {
+		if !strings.HasPrefix(n, "mess") {
+			t.Errorf("%q offered for the prefix mess", n)
+		}
+	}
+	if got := complete("pdpp://stream/{name}", "name", "zzz"); len(got) != 0 {
+		t.Errorf("zzz: %v", got)
+	}
+	if got := complete("pdpp://record/{handle}", "handle", ""); len(got) != 0 {
+		t.Errorf("record handles offered: %v", got)
 	}
 }

@@ -3,6 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,11 +35,80 @@ var resourceTemplates = []struct {
 	read func(ctx context.Context, env *Env, uri string) (*mcp.ResourceContents, error)
 }{
 	{&mcp.ResourceTemplate{Name: "pdpp-stream", URITemplate: "pdpp://stream/{name}", MIMEType: "application/json",
-		Title: "PDPP stream metadata", Description: "Read-only metadata of one granted stream (GET /v1/streams/{name})."}, readStreamResource},
+		Title: "PDPP stream metadata", Description: "Metadata of one granted stream. {name} is a stream name " +
+			"as schema lists it; completion offers the granted names."}, readStreamResource},
 	{&mcp.ResourceTemplate{Name: "pdpp-record", URITemplate: "pdpp://record/{handle}", MIMEType: "application/json",
-		Title: "PDPP record", Description: "One grant-scoped record, read-only; binary values appear as metadata."}, readRecordResource},
+		Title: "PDPP record", Description: "One grant-scoped record; binary values appear as metadata. " +
+			"{handle} is a record id exactly as a tool printed it (connection_id/stream:record_id), " +
+			"percent-encoded, or a pdpp://record/ URI a tool printed, used whole."}, readRecordResource},
 	{&mcp.ResourceTemplate{Name: "pdpp-field-window", URITemplate: "pdpp://field-window/{handle}", MIMEType: "text/plain",
-		Title: "PDPP record field window", Description: "One bounded window of a record field, as read_record_field renders it."}, readFieldWindowResource},
+		Title: "PDPP record field window", Description: "One bounded window of a record field, as read_record_field " +
+			"renders it. {handle} is unpadded base64url of the JSON object " +
+			`{"v":1,"kind":"field-window","connection_id","stream","record_id","field_path"} plus any of ` +
+			"read_record_field's cursor, offset_chars, limit_chars, q, before_chars, after_chars."}, readFieldWindowResource},
+}
+
+// streamTemplate is the template whose {name} completion offers.
+const streamTemplate = "pdpp://stream/{name}"
+
+// maxCompletions is the protocol's cap on completion values per answer.
+const maxCompletions = 100
+
+// Completion answers completion/complete: for the {name} of
+// pdpp://stream/{name}, the granted stream names that start with what the
+// user typed (one GET /v1/streams, which lists only what the grant shows);
+// for every other reference, nothing.
+func Completion(env *Env) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	e := *env
+	if e.Logger == nil {
+		e.Logger = slog.New(slog.DiscardHandler)
+	}
+	return func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		none := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+		p := req.Params
+		if p == nil || p.Ref == nil || p.Ref.Type != "ref/resource" || p.Ref.URI != streamTemplate || p.Argument.Name != "name" {
+			return none, nil
+		}
+		names, err := grantedStreams(ctx, &e)
+		if err != nil {
+			// The request carries nothing the user typed, so the error is
+			// safe to log whole.
+			e.Logger.DebugContext(ctx, "stream completion failed", "error", err)
+			return nil, resourceError(&e, streamTemplate, err)
+		}
+		var values []string
+		for _, n := range names {
+			if strings.HasPrefix(n, p.Argument.Value) {
+				values = append(values, n)
+			}
+		}
+		res := none
+		res.Completion.Total = len(values)
+		if len(values) > maxCompletions {
+			values, res.Completion.HasMore = values[:maxCompletions], true
+		}
+		if values != nil {
+			res.Completion.Values = values
+		}
+		return res, nil
+	}
+}
+
+// grantedStreams lists the distinct stream names GET /v1/streams returns
+// (one row per stream and connection), sorted.
+func grantedStreams(ctx context.Context, env *Env) ([]string, error) {
+	body, _, err := getObject(ctx, env, rs.Path("v1", "streams"), nil)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, row := range gjson.GetBytes(body, "data").Array() {
+		if n := row.Get("name").String(); n != "" {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
 }
 
 // registerResources adds the resource templates to s.
