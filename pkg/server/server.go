@@ -96,6 +96,7 @@ func New(o Options) *mcp.Server {
 		},
 		SetCacheable: setCacheable,
 	})
+	s.AddReceivingMiddleware(checkResourceURI)
 	tools.Register(s, &tools.Env{
 		RS:             o.RS,
 		ProviderURL:    o.ProviderURL,

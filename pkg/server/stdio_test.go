@@ -259,3 +259,39 @@ func TestStdioStopsPromptly(t *testing.T) {
 		t.Errorf("stopping took %s", d)
 	}
 }
+
+// TestStdioResourceURI answers resources/read with a bad URI as invalid
+// params, and the session goes on.
+func TestStdioResourceURI(t *testing.T) {
+	s := startStdio(t, context.Background(), StdioOptions{})
+	s.initialize("2025-06-18")
+	for _, tt := range []struct {
+		uri  string // JSON string contents
+		code int64
+	}{
+		{`pdpp://record/a\u0001b`, -32602},
+		{`pdpp://record/a\u0007b`, -32602},
+		{`pdpp://record/a\u000bb`, -32602},
+		{`pdpp://record/a\u007fb`, -32602},
+		{`pdpp://record/a\nb`, -32602},
+		{`pdpp://record/a\u0000b`, -32602},
+		{`pdpp://record/a\udb40\udc01b`, -32602}, // U+E0001, not printable
+		{`pdpp://record/a b`, -32602},
+		{``, -32602},
+		{`no scheme`, -32602},
+		{`%zz`, -32602},
+	} {
+		s.send(`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"` + tt.uri + `"}}` + "\n")
+		if a := s.recv(); gjson.Get(a, "id").Raw != "5" || gjson.Get(a, "error.code").Int() != tt.code {
+			t.Errorf("uri %q: answer %s, want error %d", tt.uri, a, tt.code)
+		}
+		s.send(ping)
+		if a := s.recv(); a != `{"jsonrpc":"2.0","id":"next","result":{}}` {
+			t.Fatalf("ping after uri %q: %s", tt.uri, a)
+		}
+	}
+	s.send(`{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"pdpp://nothing/été"}}` + "\n")
+	if a := s.recv(); gjson.Get(a, "id").Raw != "6" || !gjson.Get(a, "error").Exists() {
+		t.Errorf("unknown uri: %s", a)
+	}
+}
