@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,8 +65,13 @@ type Getter interface {
 //
 // Reads may run concurrently.
 type Guard struct {
-	rs      Getter
-	h       *Holder
+	rs Getter
+	h  *Holder
+	// swapMu keeps the token from changing while a request is in flight:
+	// the RS client reads the token when it sends, so a swap in between
+	// would send a token whose kind was never asked. Requests hold it
+	// shared; a swap holds it exclusively.
+	swapMu  sync.RWMutex
 	log     *slog.Logger
 	verdict atomic.Pointer[verdict]
 	warned  atomic.Bool
@@ -103,8 +109,8 @@ func (g *Guard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response,
 		} else if v.owner {
 			return nil, errOwnerProbe(s.cred.ProviderURL, s.cred.File)
 		}
-		resp, err := g.rs.Get(ctx, path, q)
-		if g.h.load().gen != s.gen {
+		resp, stale, err := g.send(ctx, s, path, q)
+		if stale || g.h.load().gen != s.gen {
 			// The token changed during the call, so the answer may come from
 			// a token that has not been checked yet. Start over.
 			continue
@@ -115,6 +121,18 @@ func (g *Guard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response,
 		return resp, err
 	}
 	return nil, errors.New("the cached credential changed repeatedly during the call; repeat the call")
+}
+
+// send makes one RS request with the token of generation s; stale reports
+// that the credential changed before it could be sent.
+func (g *Guard) send(ctx context.Context, s *held, path string, q rs.Query) (resp *rs.Response, stale bool, err error) {
+	g.swapMu.RLock()
+	defer g.swapMu.RUnlock()
+	if g.h.load() != s {
+		return nil, true, nil
+	}
+	resp, err = g.rs.Get(ctx, path, q)
+	return resp, false, err
 }
 
 // Probe checks the current token once, for start-up. It returns nil for a
@@ -141,8 +159,8 @@ func (g *Guard) Probe(ctx context.Context) error {
 // In a session (Get), a rejected token makes it re-read the cache and an owner
 // verdict is logged; the start-up Probe reports both to its caller instead.
 func (g *Guard) probe(ctx context.Context, s *held, inSession bool) error {
-	resp, err := g.rs.Get(ctx, "/v1/schema", rs.Query{{Key: "view", Value: "compact"}})
-	if g.h.load().gen != s.gen {
+	resp, stale, err := g.send(ctx, s, "/v1/schema", rs.Query{{Key: "view", Value: "compact"}})
+	if stale || g.h.load().gen != s.gen {
 		return nil
 	}
 	if err != nil {
@@ -213,7 +231,10 @@ func (g *Guard) reload(s *held, rsErr *rs.Error) {
 		rsErr.Advice = "The resource server rejected the cached credential and " + file +
 			" still holds the same token. " + connect
 	default:
-		if !g.h.swap(s, cred) && g.h.Token() != cred.token {
+		g.swapMu.Lock()
+		swapped := g.h.swap(s, cred)
+		g.swapMu.Unlock()
+		if !swapped && g.h.Token() != cred.token {
 			rsErr.Advice = "The resource server rejected the previous token and the credential cache changed twice since; repeat the call."
 			return
 		}
