@@ -3,7 +3,6 @@ package credential
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
-	"github.com/tidwall/gjson"
 )
 
 // Holder keeps the credential the process currently uses. A reload replaces
@@ -159,36 +157,38 @@ func (g *Guard) Probe(ctx context.Context) error {
 // In a session (Get), a rejected token makes it re-read the cache and an owner
 // verdict is logged; the start-up Probe reports both to its caller instead.
 func (g *Guard) probe(ctx context.Context, s *held, inSession bool) error {
-	resp, stale, err := g.send(ctx, s, "/v1/schema", rs.Query{{Key: "view", Value: "compact"}})
+	var stale bool
+	v, err := ProbeKind(ctx, getterFunc(func(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
+		resp, st, err := g.send(ctx, s, path, q)
+		stale = st
+		return resp, err
+	}))
 	if stale || g.h.load().gen != s.gen {
 		return nil
 	}
 	if err != nil {
-		if rsErr := rejection(err); rsErr != nil {
-			if inSession {
-				g.reload(s, rsErr)
-			}
-			return err
+		if rsErr := rejection(err); rsErr != nil && inSession {
+			g.reload(s, rsErr)
 		}
-		var rsErr *rs.Error
-		if errors.As(err, &rsErr) && rsErr.Advice == "" {
-			rsErr.Advice = "pdpp-mcp reads GET /v1/schema to confirm the token is not an owner token before serving data, " +
-				"and that read failed; repeat the call when the resource server answers it."
-		}
-		return fmt.Errorf("check token kind (GET /v1/schema): %w", err)
+		return err
 	}
-	kind := gjson.GetBytes(resp.Body, "bearer.token_kind")
-	if kind.Type != gjson.String && g.warned.CompareAndSwap(false, true) {
+	if !v.Reported && g.warned.CompareAndSwap(false, true) {
 		g.log.Warn("resource server did not report bearer.token_kind on /v1/schema; relying on the cache metadata alone to refuse owner tokens",
 			"provider_url", s.cred.ProviderURL)
 	}
-	owner := strings.EqualFold(strings.TrimSpace(kind.Str), "owner")
-	g.verdict.Store(&verdict{gen: s.gen, owner: owner})
-	if owner && inSession {
+	g.verdict.Store(&verdict{gen: s.gen, owner: v.Owner})
+	if v.Owner && inSession {
 		g.log.Error("refusing owner token: every tool call fails until pdpp-mcp restarts with a grant-scoped credential",
 			"credential", s.cred, "source", "GET /v1/schema bearer.token_kind")
 	}
 	return nil
+}
+
+// getterFunc adapts a function to Getter.
+type getterFunc func(ctx context.Context, path string, q rs.Query) (*rs.Response, error)
+
+func (f getterFunc) Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
+	return f(ctx, path, q)
 }
 
 // rejection returns the RS error when it says the token itself is no longer
