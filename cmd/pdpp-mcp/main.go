@@ -13,14 +13,44 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(mainCode())
+}
+
+// mainCode runs the command with the process's arguments, streams and
+// signals.
+func mainCode() int {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go watchSignals(sigs, cancel, os.Exit)
+	return run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// watchSignals stops serving on the first SIGINT/SIGTERM (calls in flight
+// are cancelled and the process exits within about a second) and exits at
+// once, with 128+signal, on the second.
+func watchSignals(sigs <-chan os.Signal, stop context.CancelCauseFunc, exit func(int)) {
+	first, ok := <-sigs
+	if !ok {
+		return
+	}
+	stop(fmt.Errorf("received %v", first))
+	second, ok := <-sigs
+	if !ok {
+		return
+	}
+	code := 128 + 15
+	if s, isSys := second.(syscall.Signal); isSys {
+		code = 128 + int(s)
+	}
+	exit(code)
 }

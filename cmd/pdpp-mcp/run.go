@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
@@ -29,11 +28,6 @@ const (
 	// hung resource server cannot stall the host's initialize; when it runs
 	// out, every tool call probes first instead.
 	probeBudget = 10 * time.Second
-
-	// drainSlack is added to twice the RS timeout (a tool call may make two
-	// RS requests) to bound how long a closed stdin waits for answers still
-	// in flight.
-	drainSlack = 5 * time.Second
 )
 
 func usageErrorf(format string, args ...any) error {
@@ -110,6 +104,9 @@ type config struct {
 	stdin    io.Reader
 	stdout   io.Writer
 	stderr   io.Writer
+	// hold, when set, runs before each data-bearing call (see
+	// server.StdioOptions.Hold).
+	hold func(context.Context) error
 }
 
 func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -180,14 +177,9 @@ func serve(ctx context.Context, cfg config, client tools.RS, providerURL string)
 		Version:     server.Version(),
 		Logger:      cfg.log,
 	})
-	d := newDrain(ctx, 2*cfg.timeout+drainSlack)
-	err := srv.Run(ctx, &mcp.IOTransport{Reader: d.reader(cfg.stdin), Writer: d.writer(cfg.stdout)})
-	switch {
-	case ctx.Err() != nil:
-		cfg.log.Debug("stopped", "cause", context.Cause(ctx))
-		return nil
-	case err == nil || errors.Is(err, io.EOF):
-		return nil
-	}
-	return fmt.Errorf("serve stdio: %w", err)
+	return server.RunStdio(ctx, srv, cfg.stdin, cfg.stdout, server.StdioOptions{
+		DrainTimeout: cfg.timeout,
+		Hold:         cfg.hold,
+		Logger:       cfg.log,
+	})
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -16,9 +15,15 @@ import (
 
 // TestMain lets testscript run the test binary as the pdpp-mcp command, so the
 // scripts exercise the real process: argv, exit status, stdin, stdout, stderr.
+//
+// With PDPP_MCP_TEST_MAIN=1 the test binary is the command itself, signal
+// handling included, for tests that start it as a process.
 func TestMain(m *testing.M) {
+	if os.Getenv("PDPP_MCP_TEST_MAIN") == "1" {
+		os.Exit(mainCode())
+	}
 	testscript.Main(m, map[string]func(){
-		cmdName: func() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		cmdName: func() { os.Exit(mainCode()) },
 	})
 }
 

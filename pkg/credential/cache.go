@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -109,7 +110,9 @@ const maxCacheFile = 1 << 20
 // owner_token_refused), except an unreadable file (permissions, I/O), which
 // is returned wrapped as is.
 func (c Cache) Load(now time.Time) (*Credential, error) {
-	f, err := os.Open(c.File)
+	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+	// writer, and start-up would hang. Only a regular file is read.
+	f, err := os.OpenFile(c.File, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNotConnected(c.ProviderURL, c.File)
 	}
@@ -117,8 +120,14 @@ func (c Cache) Load(now time.Time) (*Credential, error) {
 		return nil, fmt.Errorf("read credential cache: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read credential cache: %w", err)
+	case fi.IsDir():
 		return nil, errInvalid(c.ProviderURL, c.File, "a directory, not a file", nil)
+	case !fi.Mode().IsRegular():
+		return nil, errInvalid(c.ProviderURL, c.File, "not a regular file ("+fileKind(fi.Mode())+")", nil)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxCacheFile+1))
 	if err != nil {
@@ -128,6 +137,19 @@ func (c Cache) Load(now time.Time) (*Credential, error) {
 		return nil, errInvalid(c.ProviderURL, c.File, "larger than 1 MiB", nil)
 	}
 	return c.parse(b, now)
+}
+
+// fileKind names a non-regular file type for the error message.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // ownerKeys are the metadata keys that mark an owner credential.

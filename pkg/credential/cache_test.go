@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -187,6 +188,23 @@ func TestLoadUnreadable(t *testing.T) {
 	}
 	if _, err := c.Load(time.Now()); !hasCode(err, CodeInvalid) {
 		t.Errorf("directory: %v, want credential_invalid", err)
+	}
+
+	// A FIFO would block the open until a writer comes; it is refused at
+	// once, as are sockets and devices.
+	c = writeCache(t, "http://localhost:7663", "")
+	if err := os.MkdirAll(filepath.Dir(c.File), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(c.File, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load(time.Now()); !hasCode(err, CodeInvalid) || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
+		t.Errorf("FIFO: %v, want credential_invalid", err)
+	}
+	dev := Cache{ProviderURL: "http://localhost:7664", File: os.DevNull}
+	if _, err := dev.Load(time.Now()); !hasCode(err, CodeInvalid) || !strings.Contains(err.Error(), "a device") {
+		t.Errorf("device: %v, want credential_invalid", err)
 	}
 
 	c = writeCache(t, "http://localhost:7662", strings.Repeat(" ", maxCacheFile+1))

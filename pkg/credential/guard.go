@@ -3,14 +3,12 @@ package credential
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
-	"github.com/tidwall/gjson"
 )
 
 // Holder keeps the credential the process currently uses. A reload replaces
@@ -64,8 +62,13 @@ type Getter interface {
 //
 // Reads may run concurrently.
 type Guard struct {
-	rs      Getter
-	h       *Holder
+	rs Getter
+	h  *Holder
+	// swapMu keeps the token from changing while a request is in flight:
+	// the RS client reads the token when it sends, so a swap in between
+	// would send a token whose kind was never asked. Requests hold it
+	// shared; a swap holds it exclusively.
+	swapMu  sync.RWMutex
 	log     *slog.Logger
 	verdict atomic.Pointer[verdict]
 	warned  atomic.Bool
@@ -104,8 +107,8 @@ func (g *Guard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response,
 		} else if v.owner {
 			return nil, errOwnerProbe(s.cred.ProviderURL, s.cred.File)
 		}
-		resp, err := g.rs.Get(ctx, path, q)
-		if g.h.load().gen != s.gen {
+		resp, stale, err := g.send(ctx, s, path, q)
+		if stale || g.h.load().gen != s.gen {
 			// The token changed during the call, so the answer may come from
 			// a token that has not been checked yet. Start over.
 			continue
@@ -116,6 +119,18 @@ func (g *Guard) Get(ctx context.Context, path string, q rs.Query) (*rs.Response,
 		return resp, err
 	}
 	return nil, errors.New("the cached credential changed repeatedly during the call; repeat the call")
+}
+
+// send makes one RS request with the token of generation s; stale reports
+// that the credential changed before it could be sent.
+func (g *Guard) send(ctx context.Context, s *held, path string, q rs.Query) (resp *rs.Response, stale bool, err error) {
+	g.swapMu.RLock()
+	defer g.swapMu.RUnlock()
+	if g.h.load() != s {
+		return nil, true, nil
+	}
+	resp, err = g.rs.Get(ctx, path, q)
+	return resp, false, err
 }
 
 // Probe checks the current token once, for start-up. It returns nil for a
@@ -142,38 +157,38 @@ func (g *Guard) Probe(ctx context.Context) error {
 // In a session (Get), a rejected token makes it re-read the cache and an owner
 // verdict is logged; the start-up Probe reports both to its caller instead.
 func (g *Guard) probe(ctx context.Context, s *held, inSession bool) error {
-	resp, err := g.rs.Get(ctx, "/v1/schema", rs.Query{{Key: "view", Value: "compact"}})
-	if g.h.load().gen != s.gen {
+	var stale bool
+	v, err := ProbeKind(ctx, getterFunc(func(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
+		resp, st, err := g.send(ctx, s, path, q)
+		stale = st
+		return resp, err
+	}))
+	if stale || g.h.load().gen != s.gen {
 		return nil
 	}
 	if err != nil {
-		if rsErr := rejection(err); rsErr != nil {
-			if inSession {
-				return g.reload(s, rsErr)
-			}
-			return err
+		if rsErr := rejection(err); rsErr != nil && inSession {
+			return g.reload(s, rsErr)
 		}
-		return &ProbeError{Err: err}
+		return err
 	}
-	// The RS client already refuses deep bodies; a Getter that is not that
-	// client must not be able to crash start-up either, so check again
-	// before gjson's recursive walk.
-	if err := rs.CheckDepth(resp.Body, rs.MaxDepth); err != nil {
-		return fmt.Errorf("check token kind (GET /v1/schema): %w", &rs.TransportError{
-			Code: rs.CodeInvalidResponse, Status: resp.Status, RequestID: resp.RequestID, BaseURL: resp.BaseURL, Err: err})
-	}
-	kind := gjson.GetBytes(resp.Body, "bearer.token_kind")
-	if kind.Type != gjson.String && g.warned.CompareAndSwap(false, true) {
+	if !v.Reported && g.warned.CompareAndSwap(false, true) {
 		g.log.Warn("resource server did not report bearer.token_kind on /v1/schema; relying on the cache metadata alone to refuse owner tokens",
 			"provider_url", s.cred.ProviderURL)
 	}
-	owner := strings.EqualFold(strings.TrimSpace(kind.Str), "owner")
-	g.verdict.Store(&verdict{gen: s.gen, owner: owner})
-	if owner && inSession {
+	g.verdict.Store(&verdict{gen: s.gen, owner: v.Owner})
+	if v.Owner && inSession {
 		g.log.Error("refusing owner token: every tool call fails until pdpp-mcp restarts with a grant-scoped credential",
 			"credential", s.cred, "source", "GET /v1/schema bearer.token_kind")
 	}
 	return nil
+}
+
+// getterFunc adapts a function to Getter.
+type getterFunc func(ctx context.Context, path string, q rs.Query) (*rs.Response, error)
+
+func (f getterFunc) Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
+	return f(ctx, path, q)
 }
 
 // rejection returns the RS error when it says the token itself is no longer
@@ -210,7 +225,10 @@ func (g *Guard) reload(s *held, rsErr *rs.Error) error {
 		g.log.Warn("credential rejected and the cache holds the same token", "credential", s.cred)
 		rej.Outcome = OutcomeUnchanged
 	default:
-		if !g.h.swap(s, cred) && g.h.Token() != cred.token {
+		g.swapMu.Lock()
+		swapped := g.h.swap(s, cred)
+		g.swapMu.Unlock()
+		if !swapped && g.h.Token() != cred.token {
 			rej.Outcome = OutcomeRaced
 			return rej
 		}

@@ -94,11 +94,20 @@ func normalizeHost(u *url.URL) (string, error) {
 			port = ""
 		}
 	}
-	if port == "" {
-		return name, nil
+	host := name
+	if port != "" {
+		host += ":" + port
 	}
-	return name + ":" + port, nil
+	// The host names the cache file (HostKey + ".json"), and a file name has
+	// at most 255 bytes.
+	if len(host) > maxHost {
+		return "", hostError("host (with its port) longer than 250 characters")
+	}
+	return host, nil
 }
+
+// maxHost keeps <host>.json within the 255-byte file name limit.
+const maxHost = 255 - len(".json")
 
 // redactUserinfo hides anything before an '@' in the authority part so an error
 // message never repeats a password typed into the URL.

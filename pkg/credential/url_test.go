@@ -62,6 +62,9 @@ func TestNormalizeProviderURLErrors(t *testing.T) {
 		{"https://[fe80::1%25en0]", CodeInvalidProviderURL, "invalid IPv6 address"},
 		{"https://h.example/%zz", CodeInvalidProviderURL, "not a valid URL"},
 		{"javascript://h.example", CodeInvalidProviderURL, "only http and https"},
+		// The host names the cache file, whose name has at most 255 bytes.
+		{"https://" + strings.Repeat("a", 251), CodeInvalidProviderURL, "longer than 250 characters"},
+		{"https://" + strings.Repeat("a", 246) + ":8443", CodeInvalidProviderURL, "longer than 250 characters"},
 	} {
 		t.Run(tt.in, func(t *testing.T) {
 			_, err := NormalizeProviderURL(tt.in)

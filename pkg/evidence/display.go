@@ -271,6 +271,7 @@ func finish(b []byte, open bool, openAt int) string {
 // balanceMarks normalises whitespace and makes <mark> tags balanced.
 func balanceMarks(s string) string {
 	var b []byte
+	var lts []int // where literal '<' went in b
 	open, space, openAt := false, false, -1
 	for i := 0; i < len(s); {
 		switch {
@@ -308,6 +309,9 @@ func balanceMarks(s string) string {
 				b = append(b, ' ')
 			}
 			space = false
+			if r == '<' {
+				lts = append(lts, len(b))
+			}
 			if r == utf8.RuneError && size == 1 {
 				b = utf8.AppendRune(b, utf8.RuneError)
 			} else {
@@ -323,8 +327,32 @@ func balanceMarks(s string) string {
 			b = append(b, markClose...)
 		}
 	}
+	return neutralizeLiteralTags(b, lts)
+}
+
+// lookalikeLT replaces the '<' of text that spells a mark tag.
+const lookalikeLT = "‹"
+
+// neutralizeLiteralTags turns a literal '<' (at the offsets lts, ascending)
+// that begins "<mark>" or "</mark>" into a look-alike. Dropping an empty
+// pair can join text into a tag ("<ma<mark></mark>rk>"), and a tag in
+// the text would unbalance the marks once cut or stripped.
+func neutralizeLiteralTags(b []byte, lts []int) string {
+	for i := len(lts) - 1; i >= 0; i-- {
+		p := lts[i]
+		if p >= len(b) {
+			continue
+		}
+		if rest := string(b[p:]); strings.HasPrefix(rest, markOpen) || strings.HasPrefix(rest, markClose) {
+			b = append(b[:p], append([]byte(lookalikeLT), b[p+1:]...)...)
+		}
+	}
 	return string(b)
 }
+
+// plainTags neutralises tags that stripping the marks joined together
+// ("<ma</mark>rk>").
+var plainTags = strings.NewReplacer(markOpen, lookalikeLT+markOpen[1:], markClose, lookalikeLT+markClose[1:])
 
 // FirstMark returns the text inside the first non-empty <mark>…</mark> pair of
 // s, verbatim ("" when s highlights nothing).
@@ -355,6 +383,7 @@ func FirstMark(s string) string {
 func PlainSnippet(s string, max int) string {
 	norm := balanceMarks(s)
 	norm = strings.ReplaceAll(strings.ReplaceAll(norm, markOpen, ""), markClose, "")
+	norm = plainTags.Replace(norm)
 	out, _ := Cut(norm, max)
 	return out
 }

@@ -138,7 +138,7 @@ func New(o Options) *mcp.Server {
 		CompletionHandler: tools.Completion(env),
 		SetCacheable:      setCacheable,
 	})
-	s.AddReceivingMiddleware(answer(logger))
+	s.AddReceivingMiddleware(answer(logger), checkResourceURI)
 	tools.Register(s, env)
 	return s
 }

@@ -5,6 +5,7 @@
 //
 //	go run ./scripts/bench-startup            # builds ./cmd/pdpp-mcp first
 //	go run ./scripts/bench-startup -runs 50 -calls 1000 -bin ./pdpp-mcp
+//	go run ./scripts/bench-startup -rs-delay 20ms   # a resource server 20 ms away
 //
 // The running resource server is pkg/pdpptest, started in this process on
 // 127.0.0.1 with a cached client credential, as `pdpp connect` would leave it.
@@ -19,6 +20,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +50,7 @@ func benchmark() error {
 	runs := flag.Int("runs", 30, "cold starts per mode (after one warm-up)")
 	calls := flag.Int("calls", 1000, "tool calls before reading resident memory")
 	bin := flag.String("bin", "", "pdpp-mcp binary to measure (default: build ./cmd/pdpp-mcp)")
+	delay := flag.Duration("rs-delay", 0, "latency added to every resource server answer (e.g. 20ms)")
 	flag.Parse()
 
 	tmp, err := os.MkdirTemp("", "bench-startup-")
@@ -66,8 +72,17 @@ func benchmark() error {
 		return err
 	}
 	defer srv.Close()
+	rsURL := srv.URL()
+	if *delay > 0 {
+		slow, err := delayed(rsURL, *delay)
+		if err != nil {
+			return err
+		}
+		defer slow.Close()
+		rsURL = slow.URL
+	}
 	root := filepath.Join(tmp, "cache")
-	if err := cacheToken(root, srv.URL(), srv.Token(pdpptest.TokenClient)); err != nil {
+	if err := cacheToken(root, rsURL, srv.Token(pdpptest.TokenClient)); err != nil {
 		return err
 	}
 
@@ -75,7 +90,7 @@ func benchmark() error {
 		name string
 		args []string
 	}{
-		{"running RS", []string{"--provider-url", srv.URL(), "--cache-root", root, "--log-level", "error"}},
+		{"running RS", []string{"--provider-url", rsURL, "--cache-root", root, "--log-level", "error"}},
 		{"--demo", []string{"--demo", "--log-level", "error"}},
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -110,6 +125,25 @@ func benchmark() error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t\n", m.name, mib(r.start), mib(r.end), mib(r.peak), *calls, r.errors)
 	}
 	return tw.Flush()
+}
+
+// delayed fronts the resource server at target with a proxy that waits d
+// before passing each request on, like a resource server across a network.
+func delayed(target string, d time.Duration) (*httptest.Server, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			proxy.ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
+	})), nil
 }
 
 // pct is the p-th percentile of sorted durations (nearest rank).

@@ -1,0 +1,575 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/tidwall/gjson"
+)
+
+// lineConn is the stdio mcp.Connection. It replaces the SDK's own stdio
+// connection, which ends the session on the first line it cannot decode and
+// rewrites ids it cannot represent (1.5 becomes 1). Here:
+//
+//   - every inbound line is checked before anything is decoded (lineFilter);
+//     a bad one is answered with id null and the next line is read;
+//   - the SDK sees only messages this type builds, with private integer ids
+//     for the client's requests, and every answer goes out with the client's
+//     id bytes as they came in;
+//   - a closed stdin is reported only once the calls in flight have been
+//     answered (bounded by drainTimeout);
+//   - an answer the SDK cannot encode becomes an internal error for its id
+//     instead of ending the session.
+type lineConn struct {
+	in     io.Reader
+	out    io.Writer
+	filter lineFilter
+	log    *slog.Logger
+
+	drainTimeout   time.Duration
+	onDrainTimeout func()
+
+	incoming chan jsonrpc.Message // closed when in ends; readErr says why
+	readErr  error
+	closed   chan struct{}
+	close1   sync.Once
+
+	wmu sync.Mutex // one line at a time on out
+
+	mu       sync.Mutex
+	next     int64
+	calls    map[int64]*call  // private id → the client's request
+	byClient map[string]int64 // idKey → private id, for cancellation
+	pending  int              // calls neither answered nor cancelled
+	empty    chan struct{}    // closed while pending == 0
+	initID   int64            // private id of initialize, 0 when none
+	version  string           // negotiated protocol revision
+}
+
+// call is one client request in flight.
+type call struct {
+	id        []byte // the client's id, as sent
+	key       string
+	batch     *batch
+	cancelled bool
+}
+
+// batch collects the answers to one inbound batch; it is written as one
+// array once every request in it is answered.
+type batch struct {
+	waiting int
+	answers [][]byte
+}
+
+func newLineConn(in io.Reader, out io.Writer, maxLine int, log *slog.Logger) *lineConn {
+	c := &lineConn{
+		in:       in,
+		out:      out,
+		filter:   lineFilter{maxDepth: maxDepth},
+		log:      log,
+		incoming: make(chan jsonrpc.Message),
+		closed:   make(chan struct{}),
+		calls:    map[int64]*call{},
+		byClient: map[string]int64{},
+		empty:    make(chan struct{}),
+	}
+	close(c.empty)
+	go c.readLoop(maxLine)
+	return c
+}
+
+func (c *lineConn) SessionID() string { return "" }
+
+// Read returns the next message for the SDK. At the end of stdin it first
+// waits until no call is in flight (or the drain limit passes).
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m, ok := <-c.incoming:
+		if ok {
+			return m, nil
+		}
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if err := c.stdinErr(); err != nil {
+		return nil, err
+	}
+	c.drain(ctx)
+	return nil, io.EOF
+}
+
+// drain waits for the calls still in flight after stdin closed.
+func (c *lineConn) drain(ctx context.Context) {
+	t := time.NewTimer(c.drainTimeout)
+	defer t.Stop()
+	select {
+	case <-c.idle():
+	case <-c.closed:
+	case <-ctx.Done():
+	case <-t.C:
+		c.log.Warn("stdin closed; giving up on calls still in flight", "calls", c.inFlight(), "waited", c.drainTimeout)
+		if c.onDrainTimeout != nil {
+			c.onDrainTimeout()
+		}
+	}
+}
+
+func (c *lineConn) idle() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.empty
+}
+
+func (c *lineConn) inFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending
+}
+
+// Close unblocks Read. stdin is closed too when it can be, so the read loop
+// ends; otherwise it stays parked in a read until the process exits.
+func (c *lineConn) Close() error {
+	c.close1.Do(func() {
+		close(c.closed)
+		if cl, ok := c.in.(io.Closer); ok {
+			cl.Close()
+		}
+	})
+	return nil
+}
+
+// result maps how the session ended to RunStdio's result.
+func (c *lineConn) result(err error) error {
+	if rerr := c.stdinErr(); rerr != nil {
+		select {
+		case <-c.closed:
+		default:
+			return fmt.Errorf("read stdin: %w", rerr)
+		}
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return fmt.Errorf("serve stdio: %w", err)
+}
+
+// stdinErr is the error that ended stdin, other than its end.
+func (c *lineConn) stdinErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if errors.Is(c.readErr, io.EOF) {
+		return nil
+	}
+	return c.readErr
+}
+
+func (c *lineConn) readLoop(maxLine int) {
+	defer close(c.incoming)
+	lr := lineReader{r: bufio.NewReaderSize(c.in, 64<<10), max: maxLine}
+	for {
+		line, tooLong, err := lr.next()
+		if err != nil {
+			c.mu.Lock()
+			c.readErr = err
+			c.mu.Unlock()
+			return
+		}
+		if tooLong {
+			c.log.Warn("rejected an input line", "reason", "too long", "limit_bytes", maxLine)
+			c.reject(jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: line longer than %d bytes", maxLine))
+			continue
+		}
+		for _, m := range c.accept(line) {
+			select {
+			case c.incoming <- m:
+			case <-c.closed:
+				return
+			}
+		}
+	}
+}
+
+// reject answers a line that is not a usable message.
+func (c *lineConn) reject(code int64, msg string) {
+	if err := c.writeLine(errorAnswer(code, msg)); err != nil {
+		c.log.Debug("could not answer a rejected line", "error", err)
+	}
+}
+
+func errorAnswer(code int64, msg string) []byte {
+	b, _ := json.Marshal(msg)
+	return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":` + strconv.FormatInt(code, 10) + `,"message":` + string(b) + `}}`)
+}
+
+// accept turns one line into the messages the SDK is given, answering
+// whatever cannot be given to it.
+func (c *lineConn) accept(line []byte) []jsonrpc.Message {
+	doc, fail := c.filter.check(line)
+	switch {
+	case fail != nil:
+		c.log.Debug("rejected an input line", "reason", fail.msg, "bytes", len(line))
+		c.reject(fail.code, fail.msg)
+		return nil
+	case !doc.Exists():
+		return nil // blank line
+	case doc.IsArray():
+		return c.acceptBatch(doc)
+	}
+	m, fail := c.decode(doc, nil)
+	if fail != nil {
+		c.log.Debug("rejected an input line", "reason", fail.msg, "bytes", len(line))
+		c.reject(fail.code, fail.msg)
+		return nil
+	}
+	if m == nil {
+		return nil
+	}
+	return []jsonrpc.Message{m}
+}
+
+// acceptBatch handles an array of messages, allowed only in protocol
+// revision 2025-03-26 (JSON-RPC batching was added there and removed in
+// 2025-06-18).
+func (c *lineConn) acceptBatch(doc gjson.Result) []jsonrpc.Message {
+	c.mu.Lock()
+	allowed := c.version == "2025-03-26"
+	c.mu.Unlock()
+	if !allowed {
+		c.reject(jsonrpc.CodeInvalidRequest, "Invalid request: JSON-RPC batches are not supported in this protocol revision")
+		return nil
+	}
+	elems := doc.Array()
+	if len(elems) == 0 {
+		c.reject(jsonrpc.CodeInvalidRequest, "Invalid request: empty batch")
+		return nil
+	}
+	b := &batch{}
+	var msgs []jsonrpc.Message
+	c.mu.Lock()
+	b.waiting = 1 // held until every element is registered
+	c.mu.Unlock()
+	for _, e := range elems {
+		var m jsonrpc.Message
+		var fail *lineError
+		if !e.IsObject() {
+			fail = &lineError{jsonrpc.CodeInvalidRequest, "Invalid request: a batch element is not an object"}
+		} else {
+			m, fail = c.decode(e, b)
+		}
+		if fail != nil {
+			c.mu.Lock()
+			b.answers = append(b.answers, errorAnswer(fail.code, fail.msg))
+			c.mu.Unlock()
+			continue
+		}
+		if m != nil {
+			msgs = append(msgs, m)
+		}
+	}
+	c.mu.Lock()
+	b.waiting--
+	var out []byte
+	if b.waiting == 0 {
+		out = batchLine(b.answers)
+	}
+	c.mu.Unlock()
+	if out != nil {
+		if err := c.writeLine(out); err != nil {
+			c.log.Debug("could not answer a batch", "error", err)
+		}
+	}
+	return msgs
+}
+
+func batchLine(answers [][]byte) []byte {
+	if len(answers) == 0 {
+		return nil // only notifications: nothing to say
+	}
+	return append(append([]byte{'['}, bytes.Join(answers, []byte{','})...), ']')
+}
+
+// decode builds the SDK message for one JSON-RPC object. A nil message
+// with a nil error means the object was consumed here.
+func (c *lineConn) decode(m gjson.Result, b *batch) (jsonrpc.Message, *lineError) {
+	if v := m.Get("jsonrpc"); v.Type != gjson.String || v.Raw != `"2.0"` {
+		return nil, &lineError{jsonrpc.CodeInvalidRequest, `Invalid request: "jsonrpc" must be "2.0"`}
+	}
+	id := m.Get("id")
+	if id.Exists() && id.Type != gjson.String && id.Type != gjson.Number {
+		// MCP forbids null ids; JSON-RPC allows only strings and numbers.
+		return nil, &lineError{jsonrpc.CodeInvalidRequest, `Invalid request: "id" must be a string or a number`}
+	}
+	method := m.Get("method")
+	if !method.Exists() {
+		return c.decodeResponse(m, id)
+	}
+	if method.Type != gjson.String || method.Str == "" {
+		return nil, &lineError{jsonrpc.CodeInvalidRequest, `Invalid request: "method" must be a non-empty string`}
+	}
+	var params json.RawMessage
+	if p := m.Get("params"); p.Exists() && p.Type != gjson.Null {
+		if !p.IsObject() && !p.IsArray() {
+			return nil, &lineError{jsonrpc.CodeInvalidRequest, `Invalid request: "params" must be an object or an array`}
+		}
+		params = json.RawMessage(p.Raw)
+	}
+	if !id.Exists() {
+		return c.notification(method.Str, params)
+	}
+	key := idKey(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, dup := c.byClient[key]; dup {
+		return nil, &lineError{jsonrpc.CodeInvalidRequest, "Invalid request: the id is already used by a request in flight"}
+	}
+	c.next++
+	p := c.next
+	c.calls[p] = &call{id: []byte(id.Raw), key: key, batch: b}
+	c.byClient[key] = p
+	if b != nil {
+		b.waiting++
+	}
+	if c.pending == 0 {
+		c.empty = make(chan struct{})
+	}
+	c.pending++
+	if method.Str == "initialize" {
+		c.initID = p
+	}
+	return &jsonrpc.Request{ID: intID(p), Method: method.Str, Params: params}, nil
+}
+
+// notification passes a notification on; a cancellation is translated to
+// the private id, or dropped when it names no request in flight (it could
+// otherwise cancel an unrelated call whose private id happens to match).
+func (c *lineConn) notification(method string, params json.RawMessage) (jsonrpc.Message, *lineError) {
+	if method != "notifications/cancelled" {
+		return &jsonrpc.Request{Method: method, Params: params}, nil
+	}
+	rid := gjson.GetBytes(params, "requestId")
+	if rid.Type != gjson.String && rid.Type != gjson.Number {
+		return nil, nil
+	}
+	c.mu.Lock()
+	p, ok := c.byClient[idKey(rid)]
+	if ok {
+		if cl := c.calls[p]; !cl.cancelled {
+			cl.cancelled = true
+			c.doneLocked()
+		}
+	}
+	c.mu.Unlock()
+	if !ok {
+		return nil, nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(params, &fields) != nil {
+		return nil, nil
+	}
+	fields["requestId"] = json.RawMessage(strconv.FormatInt(p, 10))
+	np, err := json.Marshal(fields)
+	if err != nil {
+		return nil, nil
+	}
+	return &jsonrpc.Request{Method: method, Params: np}, nil
+}
+
+// decodeResponse passes on the client's answer to a server request. The
+// SDK numbers its own requests, so their ids are plain integers.
+func (c *lineConn) decodeResponse(m, id gjson.Result) (jsonrpc.Message, *lineError) {
+	res, rerr := m.Get("result"), m.Get("error")
+	if !id.Exists() || res.Exists() == rerr.Exists() {
+		return nil, &lineError{jsonrpc.CodeInvalidRequest, `Invalid request: a request needs "method"; a response needs "id" and one of "result" or "error"`}
+	}
+	var rid jsonrpc.ID
+	if id.Type == gjson.String {
+		rid, _ = jsonrpc.MakeID(id.Str)
+	} else {
+		n, err := strconv.ParseInt(id.Raw, 10, 64)
+		if err != nil {
+			return nil, nil // not an id the server ever sent
+		}
+		rid = intID(n)
+	}
+	resp := &jsonrpc.Response{ID: rid}
+	if res.Exists() {
+		resp.Result = json.RawMessage(res.Raw)
+		return resp, nil
+	}
+	code, msg := rerr.Get("code"), rerr.Get("message")
+	if !rerr.IsObject() || code.Type != gjson.Number || msg.Type != gjson.String {
+		return nil, &lineError{jsonrpc.CodeInvalidRequest, `Invalid request: "error" must be an object with a numeric "code" and a string "message"`}
+	}
+	we := &jsonrpc.Error{Code: code.Int(), Message: msg.Str}
+	if d := rerr.Get("data"); d.Exists() {
+		we.Data = json.RawMessage(d.Raw)
+	}
+	resp.Error = we
+	return resp, nil
+}
+
+// intID makes an integer id; the SDK builds them from float64 values.
+func intID(n int64) jsonrpc.ID {
+	id, _ := jsonrpc.MakeID(float64(n))
+	return id
+}
+
+// idKey identifies a client id: a string by its value, a number by its
+// spelling.
+func idKey(id gjson.Result) string {
+	if id.Type == gjson.String {
+		return "s:" + id.Str
+	}
+	return "n:" + id.Raw
+}
+
+// doneLocked marks one pending call finished; c.mu is held.
+func (c *lineConn) doneLocked() {
+	c.pending--
+	if c.pending == 0 {
+		close(c.empty)
+	}
+}
+
+// Write sends one message from the SDK.
+func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		b, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return err
+		}
+		return c.writeLine(b)
+	}
+	p, _ := resp.ID.Raw().(int64)
+	c.mu.Lock()
+	cl := c.calls[p]
+	if cl == nil {
+		c.mu.Unlock()
+		c.log.Debug("dropped an answer to no request in flight")
+		return nil
+	}
+	delete(c.calls, p)
+	delete(c.byClient, cl.key)
+	if !cl.cancelled {
+		c.doneLocked()
+	}
+	if p == c.initID && resp.Error == nil {
+		c.version = gjson.GetBytes(resp.Result, "protocolVersion").Str
+	}
+	c.mu.Unlock()
+
+	line := c.encodeAnswer(resp, p, cl.id)
+	if cl.batch == nil {
+		return c.writeLine(line)
+	}
+	c.mu.Lock()
+	b := cl.batch
+	b.answers = append(b.answers, line)
+	b.waiting--
+	var out []byte
+	if b.waiting == 0 {
+		out = batchLine(b.answers)
+	}
+	c.mu.Unlock()
+	if out == nil {
+		return nil
+	}
+	return c.writeLine(out)
+}
+
+// encodeAnswer encodes resp with the client's id bytes in place of the
+// private id. An answer that cannot be encoded becomes an internal error,
+// so the request is still answered and the session goes on.
+func (c *lineConn) encodeAnswer(resp *jsonrpc.Response, p int64, id []byte) []byte {
+	b, err := jsonrpc.EncodeMessage(resp)
+	if err == nil && !utf8.Valid(b) {
+		err = errors.New("invalid UTF-8")
+	}
+	if err != nil {
+		c.log.Error("an answer could not be encoded; sending an internal error instead", "error", err)
+		b, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{
+			Code: jsonrpc.CodeInternalError, Message: "Internal error: the answer could not be encoded",
+		}})
+	}
+	// The SDK writes {"jsonrpc":"2.0","id":<p>,…}; swap in the client's id.
+	prefix := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(p, 10) + `,`
+	if !bytes.HasPrefix(b, []byte(prefix)) {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(b, &fields) == nil {
+			fields["id"] = json.RawMessage(id)
+			if nb, err := json.Marshal(fields); err == nil {
+				return nb
+			}
+		}
+		return errorAnswer(jsonrpc.CodeInternalError, "Internal error: the answer could not be encoded")
+	}
+	out := make([]byte, 0, len(b)+len(id))
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, ',')
+	return append(out, b[len(prefix):]...)
+}
+
+func (c *lineConn) writeLine(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	// One write per line, newline included, so a reader never sees half a
+	// message interleaved with another.
+	buf := make([]byte, 0, len(b)+1)
+	buf = append(append(buf, b...), '\n')
+	_, err := c.out.Write(buf)
+	return err
+}
+
+// lineReader reads newline-terminated lines, buffering at most max bytes
+// of one line: the rest of a longer line is read and discarded.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+// next returns the next line without its terminator. tooLong reports a line
+// over the limit (its content is not returned). The last line needs no
+// newline.
+func (l *lineReader) next() (line []byte, tooLong bool, err error) {
+	if cap(l.buf) > 1<<20 {
+		l.buf = nil // do not keep a large buffer after one large line
+	}
+	l.buf = l.buf[:0]
+	for {
+		frag, err := l.r.ReadSlice('\n')
+		if !tooLong {
+			if len(l.buf)+len(frag) > l.max+2 { // room for "\r\n"
+				tooLong, l.buf = true, l.buf[:0]
+			} else {
+				l.buf = append(l.buf, frag...)
+			}
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err != nil && len(l.buf) == 0 && !tooLong:
+			return nil, false, err
+		}
+		line = bytes.TrimRight(l.buf, "\r\n")
+		if len(line) > l.max {
+			tooLong, line = true, nil
+		}
+		return line, tooLong, nil
+	}
+}
