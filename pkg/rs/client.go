@@ -369,7 +369,7 @@ func checkEnvelope(route Route, body []byte) string {
 	if route == RouteOther {
 		return ""
 	}
-	root := gjson.ParseBytes(body)
+	root := gjson.Parse(view(body))
 	if !root.IsObject() {
 		return "JSON that is not an object"
 	}

@@ -43,7 +43,7 @@ func parseErrorTok(status int, header http.Header, body []byte, tok string, deep
 		e.Message = "the error body (" + strconv.Itoa(len(body)) + " bytes) is JSON nested deeper than " +
 			strconv.Itoa(MaxDepth) + " levels and was not read"
 	} else if gjson.ValidBytes(body) {
-		root := gjson.ParseBytes(body)
+		root := gjson.Parse(view(body))
 		if root.IsObject() {
 			inner := root.Get("error")
 			switch {

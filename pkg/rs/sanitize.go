@@ -8,7 +8,15 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
+
+// view returns b as a string without copying it. gjson parses strings, and
+// gjson.ParseBytes copies the whole body first; with 16 MiB answers that copy
+// is a large share of a call's memory. b must not change while the string or
+// anything sliced from it is in use: RS bodies are never modified after
+// they are read.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // MaxDepth bounds how deeply an RS body may nest arrays and objects. Real
 // read envelopes nest fewer than 20 levels; the JSON parsers used downstream
