@@ -33,7 +33,7 @@ func parseErrorTok(status int, header http.Header, body []byte, tok string, deep
 			e.RetryAfterS = retryAfter(header.Get("Retry-After"), time.Now())
 		}
 	}
-	if !deep && CheckDepth(body, MaxDepth) != nil {
+	if !deep && looksJSON(body) && CheckDepth(body, MaxDepth) != nil {
 		deep = true
 	}
 
