@@ -16,8 +16,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
+
+// defaultMemoryLimit is a soft limit that makes the collector return the
+// garbage of large answers promptly instead of letting the heap double;
+// GOMEMLIMIT, when set, wins.
+const defaultMemoryLimit = 256 << 20
 
 func main() {
 	os.Exit(mainCode())
@@ -26,6 +32,9 @@ func main() {
 // mainCode runs the command with the process's arguments, streams and
 // signals.
 func mainCode() int {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)

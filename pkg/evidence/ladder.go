@@ -348,7 +348,7 @@ func RecordSetFor(body []byte, scope Scope, p PreviewResult) Ladder {
 	l := Ladder{Kind: KindRecordSet, ReadTool: ToolReadRecordField, Records: []Entry{}}
 	i := -1
 	whole := false
-	readEnvelope(gjson.ParseBytes(body)).rows.ForEach(func(_, rec gjson.Result) bool {
+	readEnvelope(parseBody(body)).rows.ForEach(func(_, rec gjson.Result) bool {
 		i++
 		if len(l.Records) == LadderRecords {
 			// Past the entries, only whether a record has an id matters.
@@ -405,7 +405,7 @@ func FetchEntry(record []byte, scope Scope) (Entry, bool) {
 // FetchEntryFor is FetchEntry for a document whose text shows the fields in
 // shown whole: they are left out and counted in shown_whole.
 func FetchEntryFor(record []byte, scope Scope, shown map[string]bool) (Entry, bool) {
-	e, ok := recordEntry(gjson.ParseBytes(record), scope, shown)
+	e, ok := recordEntry(parseBody(record), scope, shown)
 	if e.ShownWhole > 0 {
 		e.Notes = append(e.Notes, noteShownWhole)
 	}

@@ -89,9 +89,10 @@ type PreviewResult struct {
 // Binary values appear as metadata. When the page does not fit, long string
 // values of the widest records are shortened first ("…[N chars]"), then
 // containers keep fewer entries ("…":"+N more"), then whole lines are cut, and
-// only then are fewer records shown. Paging handles are never cut.
+// only then are fewer records shown. Paging handles are never cut. The
+// result shares body's memory: body must not change while it is in use.
 func Preview(body []byte, opts PreviewOptions) PreviewResult {
-	env := readEnvelope(gjson.ParseBytes(body))
+	env := readEnvelope(parseBody(body))
 	limit := opts.MaxRecords
 	if limit <= 0 {
 		limit = PreviewRecords

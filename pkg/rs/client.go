@@ -309,7 +309,8 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	// Everything below works on bytes that can reach a result: valid
 	// UTF-8, no token in any spelling.
 	body = redact(validUTF8(body), tok)
-	deep := looksJSON(body) && CheckDepth(body, MaxDepth) != nil
+	declaredJSON := isJSON(mediaType(resp.Header))
+	deep := (declaredJSON || looksJSON(body)) && CheckDepth(body, MaxDepth) != nil
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := parseErrorTok(resp.StatusCode, resp.Header, body, tok, deep)
@@ -336,9 +337,9 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	if deep {
 		return nil, n, invalid("the resource server sent %d bytes of JSON nested deeper than %d levels", n, MaxDepth)
 	}
-	if isJSON(out.ContentType()) || looksJSON(body) {
+	if declaredJSON || looksJSON(body) {
 		if !gjson.ValidBytes(body) {
-			if isJSON(out.ContentType()) {
+			if declaredJSON {
 				return nil, n, invalid("the resource server declared %s but sent %d bytes that are not valid JSON", out.ContentType(), n)
 			}
 		} else if why := checkEnvelope(RouteOf(path), body); why != "" {
@@ -369,7 +370,7 @@ func checkEnvelope(route Route, body []byte) string {
 	if route == RouteOther {
 		return ""
 	}
-	root := gjson.ParseBytes(body)
+	root := gjson.Parse(view(body))
 	if !root.IsObject() {
 		return "JSON that is not an object"
 	}
@@ -399,23 +400,23 @@ func (c *Client) failure(ctx, callCtx context.Context, path string, status int, 
 	case errors.Is(ctx.Err(), context.Canceled):
 		return fmt.Errorf("rs: GET %s: %w", path, context.Canceled)
 	case context.Cause(callCtx) == errCallTimeout:
-		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid,
+		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid, BaseURL: c.base,
 			Err: fmt.Errorf("GET %s: no complete answer within %s (the per-call timeout; raise it with %s): %w",
 				path, c.timeout, TimeoutFlag, context.DeadlineExceeded)}
 	case ctx.Err() != nil:
-		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid,
+		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid, BaseURL: c.base,
 			Err: fmt.Errorf("GET %s: the caller's deadline passed before a complete answer: %w", path, ctx.Err())}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid,
+		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid, BaseURL: c.base,
 			Err: fmt.Errorf("GET %s: %w", path, err)}
 	}
 	if status != 0 {
-		return &TransportError{Code: CodeInvalidResponse, Status: status, RequestID: rid,
+		return &TransportError{Code: CodeInvalidResponse, Status: status, RequestID: rid, BaseURL: c.base,
 			Err: fmt.Errorf("GET %s: the answer broke off while reading its body: %w", path, err)}
 	}
-	return &TransportError{Code: CodeUnreachable,
+	return &TransportError{Code: CodeUnreachable, BaseURL: c.base,
 		Err: fmt.Errorf("GET %s: no answer from the resource server at %s: %w", path, c.base, err)}
 }
 

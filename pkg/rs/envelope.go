@@ -33,7 +33,7 @@ func parseErrorTok(status int, header http.Header, body []byte, tok string, deep
 			e.RetryAfterS = retryAfter(header.Get("Retry-After"), time.Now())
 		}
 	}
-	if !deep && CheckDepth(body, MaxDepth) != nil {
+	if !deep && looksJSON(body) && CheckDepth(body, MaxDepth) != nil {
 		deep = true
 	}
 
@@ -43,7 +43,7 @@ func parseErrorTok(status int, header http.Header, body []byte, tok string, deep
 		e.Message = "the error body (" + strconv.Itoa(len(body)) + " bytes) is JSON nested deeper than " +
 			strconv.Itoa(MaxDepth) + " levels and was not read"
 	} else if gjson.ValidBytes(body) {
-		root := gjson.ParseBytes(body)
+		root := gjson.Parse(view(body))
 		if root.IsObject() {
 			inner := root.Get("error")
 			switch {

@@ -166,6 +166,8 @@ func FuzzParseError(f *testing.F) {
 		``,
 		"text \xff",
 		strings.Repeat("x", 600),
+		strings.Repeat("[", 100),
+		`{"error":{"code":"\u0063","message":"\ud800"}}`,
 	}
 	for _, s := range seeds {
 		f.Add(409, []byte(s))
@@ -186,6 +188,17 @@ func FuzzParseError(f *testing.F) {
 		}
 		if e.Object == nil && len(e.Message) > maxTextMessage+64 {
 			t.Fatalf("text message not bounded: %d bytes", len(e.Message))
+		}
+		if len(e.Message) > MaxMessageBytes+64 || len(e.Code) > MaxIdentifierBytes+64 || len(e.Param) > MaxIdentifierBytes+64 {
+			t.Fatalf("strings not bounded: message %d, code %d, param %d bytes", len(e.Message), len(e.Code), len(e.Param))
+		}
+		for _, s := range []string{e.Message, e.Code, e.Type, e.Param, e.RetryWith} {
+			if !utf8.ValidString(s) {
+				t.Fatalf("not valid UTF-8: %q", s)
+			}
+		}
+		if len(e.AvailableConnections) > MaxConnections || len(e.Object) > maxErrorObject {
+			t.Fatalf("%d connections, %d-byte object", len(e.AvailableConnections), len(e.Object))
 		}
 		for _, c := range e.AvailableConnections {
 			if c.ConnectionID == "" {

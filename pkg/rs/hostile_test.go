@@ -125,6 +125,9 @@ func checkRedirect(t *testing.T, resp *rs.Response, err error, status int, targe
 	if tr.Status != status || !strings.Contains(tr.Location, target) {
 		t.Errorf("status %d location %s, want %d naming %s", tr.Status, tr.Location, status, target)
 	}
+	if tr.BaseURL == "" || strings.Contains(tr.BaseURL, target) {
+		t.Errorf("BaseURL = %q, want the provider that answered", tr.BaseURL)
+	}
 	if !strings.Contains(err.Error(), target) {
 		t.Errorf("error does not name where it pointed: %v", err)
 	}
@@ -160,6 +163,9 @@ func TestHostileTokenEchoes(t *testing.T) {
 			if tt.status == 200 {
 				if err != nil {
 					t.Fatal(err)
+				}
+				if resp.BaseURL == "" || resp.BaseURL != c.BaseURL() {
+					t.Errorf("Response.BaseURL = %q, want %q", resp.BaseURL, c.BaseURL())
 				}
 				noToken(t, "body", string(resp.Body))
 				noToken(t, "request id", resp.RequestID)

@@ -2,8 +2,11 @@
 //
 // It keeps answers as raw bytes (no decode-and-re-marshal), turns non-2xx answers
 // into *Error values carrying the RS error envelope, and turns transport failures
-// into *TransportError values with a stable code. It never retries and never logs
-// or returns the bearer token.
+// into *TransportError values with a stable code. It never retries, never
+// follows a redirect, and never logs or returns the bearer token. Everything it
+// returns from an answer is treated as hostile input first: nesting depth is
+// checked without recursion, the token is removed in every spelling, invalid
+// UTF-8 is replaced, and strings from error envelopes are bounded.
 package rs
 
 import (
@@ -51,8 +54,10 @@ type Response struct {
 }
 
 // ContentType returns the media type of the answer without parameters.
-func (r *Response) ContentType() string {
-	ct := r.Header.Get("Content-Type")
+func (r *Response) ContentType() string { return mediaType(r.Header) }
+
+func mediaType(h http.Header) string {
+	ct := h.Get("Content-Type")
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}

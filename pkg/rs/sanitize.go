@@ -8,7 +8,15 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
+
+// view returns b as a string without copying it. gjson parses strings, and
+// gjson.ParseBytes copies the whole body first; with 16 MiB answers that copy
+// is a large share of a call's memory. b must not change while the string or
+// anything sliced from it is in use: RS bodies are never modified after
+// they are read.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // MaxDepth bounds how deeply an RS body may nest arrays and objects. Real
 // read envelopes nest fewer than 20 levels; the JSON parsers used downstream
@@ -66,21 +74,35 @@ const redacted = "[redacted]"
 
 // redact removes every form of the bearer an RS could echo: literal,
 // URL-escaped, and inside JSON strings however escaped (\u sequences, \/).
-// JSON strings are compared after decoding, so no escape spelling hides the
-// token. The body is returned unchanged (not copied) when it holds none.
+// JSON strings are compared after decoding and re-encoded when they hold the
+// token, so the body stays valid JSON. A literal occurrence left anywhere
+// else (which only a token that looks like a number or an escape sequence
+// can produce) is replaced too, even if that breaks the JSON: the answer is
+// then refused as invalid rather than leak the token. The body is returned
+// unchanged (not copied) when it holds none.
 func redact(body []byte, tok string) []byte {
 	if tok == "" {
 		return body
 	}
-	for _, form := range tokenForms(tok) {
+	forms := tokenForms(tok)
+	if looksJSON(body) && (bytes.IndexByte(body, '\\') >= 0 || containsAny(body, forms)) {
+		body = redactStrings(body, forms)
+	}
+	for _, form := range forms {
 		if bytes.Contains(body, []byte(form)) {
 			body = bytes.ReplaceAll(body, []byte(form), []byte(redacted))
 		}
 	}
-	if bytes.IndexByte(body, '\\') < 0 {
-		return body // no escapes: the literal pass was enough
+	return body
+}
+
+func containsAny(b []byte, forms []string) bool {
+	for _, f := range forms {
+		if bytes.Contains(b, []byte(f)) {
+			return true
+		}
 	}
-	return redactEscaped(body, tok)
+	return false
 }
 
 // tokenForms is the token as sent and in the URL-escaped spellings a server
@@ -95,9 +117,9 @@ func tokenForms(tok string) []string {
 	return forms
 }
 
-// redactEscaped rewrites every JSON string of body that contains an escape
-// and whose decoded value holds tok. It copies body only when it rewrites.
-func redactEscaped(body []byte, tok string) []byte {
+// redactStrings rewrites every JSON string of body whose decoded value holds
+// one of forms. It copies body only when it rewrites.
+func redactStrings(body []byte, forms []string) []byte {
 	var out []byte // nil until the first rewrite
 	var scratch []byte
 	last := 0 // body[:last] is already in out
@@ -114,18 +136,27 @@ func redactEscaped(body []byte, tok string) []byte {
 				break
 			}
 		}
-		if !escaped || i >= len(body) {
+		if i >= len(body) {
+			break // unterminated: the literal pass covers it
+		}
+		raw := body[start+1 : i]
+		decoded := raw
+		if escaped {
+			scratch = unescapeJSON(scratch[:0], raw)
+			decoded = scratch
+		}
+		if !containsAny(decoded, forms) {
 			continue
 		}
-		scratch = unescapeJSON(scratch[:0], body[start+1:i])
-		if !bytes.Contains(scratch, []byte(tok)) {
-			continue
+		s := string(decoded)
+		for _, f := range forms {
+			s = strings.ReplaceAll(s, f, redacted)
 		}
 		if out == nil {
 			out = make([]byte, 0, len(body))
 		}
 		out = append(out, body[last:start]...)
-		out = appendJSONString(out, strings.ReplaceAll(string(scratch), tok, redacted))
+		out = appendJSONString(out, s)
 		last = i + 1
 	}
 	if out == nil {
