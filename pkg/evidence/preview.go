@@ -78,7 +78,7 @@ type PreviewResult struct {
 
 // Preview renders a page of records (an RS list body) as bounded text:
 //
-//	<label>: N record(s). has_more=true. next_cursor="…" next_changes_since="…" count=exact:N. Showing up to K:
+//	<label>: N record(s) has_more=true next_cursor="…" next_changes_since="…" count=exact:N — Showing up to K:
 //	record[0] id=<fetch id> {compact JSON}
 //	…
 //	<footer: what was cut and how to get it>
@@ -319,43 +319,41 @@ func joinLines(head string, lines []string, foot string) string {
 	return b.String()
 }
 
-// header is the first line. shown = 0 leaves out "Showing up to".
+// header is the first line. shown = 0 leaves out "Showing up to". Handles
+// are separated by spaces and never followed by punctuation, so a tokenizer
+// or a key=(\S+) regex takes them whole; prose comes after a dash.
 func header(label string, h handles, total, shown int) string {
 	var b strings.Builder
 	b.WriteString(label)
 	b.WriteString(": ")
 	b.WriteString(strconv.Itoa(total))
-	b.WriteString(" record(s).")
+	b.WriteString(" record(s)")
 	if h.hasMore {
-		b.WriteString(" has_more=true.")
+		b.WriteString(" has_more=true")
 	}
-	var hs []string
 	if h.cursor != "" {
-		hs = append(hs, handle("next_cursor", h.cursor))
+		b.WriteString(" " + handle("next_cursor", h.cursor))
 	}
 	if h.changesSince != "" {
-		hs = append(hs, handle("next_changes_since", h.changesSince))
+		b.WriteString(" " + handle("next_changes_since", h.changesSince))
 	}
 	if h.count != "" {
-		hs = append(hs, "count="+h.count)
-	}
-	if len(hs) > 0 {
-		b.WriteString(" ")
-		b.WriteString(strings.Join(hs, " "))
-		b.WriteString(".")
+		b.WriteString(" count=" + h.count)
 	}
 	if len(h.warnings) > 0 {
 		b.WriteString(" warnings=")
 		b.WriteString(strings.Join(h.warnings, ","))
-		b.WriteString(".")
 	}
+	var prose []string
 	if h.hasMore && h.cursor == "" && h.changesSince == "" {
-		b.WriteString(" has_more=true without next_cursor: pass connection_id to page one connection at a time.")
+		prose = append(prose, "no next_cursor: pass connection_id to page one connection at a time.")
 	}
 	if shown > 0 {
-		b.WriteString(" Showing up to ")
-		b.WriteString(strconv.Itoa(shown))
-		b.WriteString(":")
+		prose = append(prose, "Showing up to "+strconv.Itoa(shown)+":")
+	}
+	if len(prose) > 0 {
+		b.WriteString(" — ")
+		b.WriteString(strings.Join(prose, " "))
 	}
 	return b.String()
 }
