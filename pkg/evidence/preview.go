@@ -39,6 +39,10 @@ var previewLevels = [...]limits{
 	{str: 16, entries: 5},
 }
 
+// defaultLead leads a record's data when the schema's roles are not known:
+// its title-like field, then its authored time.
+var defaultLead = [][]string{titleFields[:], authoredTimes[:]}
+
 // PreviewOptions configure Preview.
 type PreviewOptions struct {
 	// Label starts the text, e.g. `records from stream "messages"`.
@@ -48,9 +52,12 @@ type PreviewOptions struct {
 	// MaxRecords is how many records to show at most (default PreviewRecords,
 	// at most 100).
 	MaxRecords int
-	// KeyFields are kept first when records must be shown tersely: typically
-	// the fields the stream's schema declares with x_pdpp_role primary-title
-	// and event-time. Without them, non-empty strings are kept first.
+	// KeyFields lead every record's data and are kept when records must be
+	// shown tersely: typically the fields the stream's schema declares with
+	// x_pdpp_role primary-title, then event-time. Without them, the first
+	// present of title, name, subject and summary leads, then the first
+	// authored time (sent_at, received_at, …, date), so a page of mail shows
+	// subjects before addresses.
 	KeyFields []string
 }
 
@@ -109,14 +116,19 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 	h := env.handles
 	label, _ := Cut(oneLine(opts.Label), labelMax)
 	keys := map[string]bool{}
-	for _, f := range opts.KeyFields {
-		keys[f] = true
+	lead := defaultLead
+	if len(opts.KeyFields) > 0 {
+		lead = make([][]string, len(opts.KeyFields))
+		for i, f := range opts.KeyFields {
+			keys[f] = true
+			lead[i] = []string{f}
+		}
 	}
 	k := len(items)
 	lines := make([]*previewLine, k)
 	shared := &lineScratch{}
 	for i := range k {
-		lines[i] = newPreviewLine(i, items[i], opts.Scope, keys, shared)
+		lines[i] = newPreviewLine(i, items[i], opts.Scope, keys, lead, shared)
 	}
 	for ; k > 0; k-- {
 		if text, res, ok := fit(label, h, lines[:k], total); ok {
@@ -142,6 +154,7 @@ type previewLine struct {
 	tree    *node
 	fold    *identity
 	keys    map[string]bool
+	lead    [][]string
 	text    [len(previewLevels)]string
 	n       [len(previewLevels)]counts
 	whole   [len(previewLevels)][]memberEnd
@@ -155,8 +168,8 @@ type lineScratch struct {
 	buf    []byte // a rendering before it is kept as a string
 }
 
-func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool, scratch *lineScratch) *previewLine {
-	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: rec, scope: scope, keys: keys, scratch: scratch}
+func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool, lead [][]string, scratch *lineScratch) *previewLine {
+	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: rec, scope: scope, keys: keys, lead: lead, scratch: scratch}
 	if id, ok := Identity(rec, scope); ok {
 		l.id, l.hasID = id, true
 		l.prefix += "id=" + id.String() + " "
@@ -167,7 +180,7 @@ func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool, 
 
 func (l *previewLine) render(level int) (string, counts) {
 	if !l.done[level] {
-		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, trackWhole: true}
+		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, lead: l.lead, trackWhole: true}
 		b := append(l.scratch.buf[:0], l.prefix...)
 		b = r.value(b, l.parsed(), 0, false)
 		l.text[level] = string(b)

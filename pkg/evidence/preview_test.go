@@ -344,3 +344,23 @@ func BenchmarkPreviewFixturePage(b *testing.B) {
 		Preview(body, PreviewOptions{Label: `records from stream "messages"`, Scope: Scope{Stream: "messages"}})
 	}
 }
+
+// A record leads with what identifies it: the title-like field, then its
+// time, whatever the authored (often alphabetical) order; declared key fields
+// replace the guess.
+func TestPreviewLeadsWithTitleThenTime(t *testing.T) {
+	rec := `{"object":"record","id":"m1","stream":"mail","connection_id":"c","data":{"attachments":0,"cc":"x@example.com","date":"2026-01-02","from":"a@example.com","received_at":"2026-01-02T10:00:00Z","subject":"Quarterly plan"}}`
+	for _, tc := range []struct {
+		keys []string
+		want string
+	}{
+		{nil, `record[0] id=c/mail:m1 {"data":{"subject":"Quarterly plan","received_at":"2026-01-02T10:00:00Z","attachments":0,`},
+		{[]string{"from", "date"}, `record[0] id=c/mail:m1 {"data":{"from":"a@example.com","date":"2026-01-02","attachments":0,`},
+	} {
+		res := Preview([]byte(`{"data":[`+rec+`]}`), PreviewOptions{Label: "l", KeyFields: tc.keys})
+		checkPreview(t, res)
+		if lines := strings.Split(res.Text, "\n"); len(lines) < 2 || !strings.HasPrefix(lines[1], tc.want) {
+			t.Errorf("keys %v:\n got %q\nwant prefix %q", tc.keys, lines, tc.want)
+		}
+	}
+}
