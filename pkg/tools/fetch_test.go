@@ -330,7 +330,7 @@ func readToEnd(t *testing.T, h *harness, args string) string {
 // window text.
 func splitWindow(t *testing.T, txt string) ([]string, string) {
 	t.Helper()
-	lines := strings.SplitN(txt, "\n", 6)
+	lines := strings.SplitN(txt, "\n", 8)
 	if !strings.HasPrefix(lines[0], "record=") {
 		t.Fatalf("not a window: %.200s", txt)
 	}
@@ -339,7 +339,8 @@ func splitWindow(t *testing.T, txt string) ([]string, string) {
 	for ; i < len(lines)-1; i++ {
 		l := lines[i]
 		if strings.HasPrefix(l, "next read_record_field args=") || strings.HasPrefix(l, "previous read_record_field args=") ||
-			strings.HasPrefix(l, "warning code=") || strings.HasPrefix(l, "the field is not text:") {
+			strings.HasPrefix(l, "warning code=") || strings.HasPrefix(l, "the field is not text:") ||
+			strings.HasPrefix(l, "the field ends here:") || l == "this window holds the whole field" {
 			head = append(head, l)
 			continue
 		}
