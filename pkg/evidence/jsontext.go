@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -254,11 +255,10 @@ func WindowOf(text string, sel WindowSelector) (FieldWindow, bool) {
 	w := FieldWindow{LimitChars: limit, TotalChars: total}
 	offset := sel.Offset
 	if sel.Q != "" {
-		i := strings.Index(text, sel.Q)
-		if i < 0 {
+		start := IndexFold(text, sel.Q)
+		if start < 0 {
 			return FieldWindow{}, false
 		}
-		start := utf8.RuneCountInString(text[:i])
 		end := start + Len(sel.Q)
 		w.MatchStart, w.MatchEndChars = &start, &end
 		offset = max(0, start-sel.Before)
@@ -315,4 +315,17 @@ func LooksBinary(s string) bool {
 	// Complete the last quantum with a character already present, so the
 	// distinct-character count is unchanged.
 	return IsBase64Blob(body + strings.Repeat(body[:1], (4-len(body)%4)%4))
+}
+
+// IndexFold returns the position, in code points, of the first
+// case-insensitive occurrence of q in text, or -1: how the resource server
+// matches a field-window q. Lowering maps each code point to one code point,
+// so positions in the lowered text are positions in text.
+func IndexFold(text, q string) int {
+	lt := strings.Map(unicode.ToLower, text)
+	i := strings.Index(lt, strings.Map(unicode.ToLower, q))
+	if i < 0 {
+		return -1
+	}
+	return utf8.RuneCountInString(lt[:i])
 }

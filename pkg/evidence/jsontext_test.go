@@ -204,7 +204,9 @@ func TestWindowOf(t *testing.T) {
 			FieldWindow{EndChars: 116, HasMore: true, LimitChars: 34, MatchStart: ptr(92), MatchEndChars: ptr(96), NextOffset: ptr(116), PreviousOffset: ptr(48), StartChars: 82, Text: text[82:116], TotalChars: 127}, true},
 		{"offset past the end", WindowSelector{Offset: 500}, FieldWindow{EndChars: 127, LimitChars: 4096, PreviousOffset: ptr(0), StartChars: 127, TotalChars: 127}, true},
 		{"limit clamped", WindowSelector{Limit: 99999}, FieldWindow{Complete: true, EndChars: 127, LimitChars: MaxWindowChars, Text: text, TotalChars: 127}, true},
-		{"query is case-sensitive", WindowSelector{Q: "seat"}, FieldWindow{}, false},
+		{"query is case-insensitive, as the RS matches", WindowSelector{Q: "seat"}, FieldWindow{EndChars: 127, LimitChars: 4096,
+			MatchStart: ptr(92), MatchEndChars: ptr(96), PreviousOffset: ptr(0), StartChars: 92, Text: "Seat 23A. Baggage: one checked bag.", TotalChars: 127}, true},
+		{"query not found", WindowSelector{Q: "quetzal"}, FieldWindow{}, false},
 	} {
 		got, ok := WindowOf(text, tc.sel)
 		g, _ := json.Marshal(got)
@@ -344,4 +346,22 @@ func FuzzFirstMark(f *testing.F) {
 			t.Fatalf("FirstMark(%q) = %q", s, m)
 		}
 	})
+}
+
+func TestIndexFold(t *testing.T) {
+	for _, tc := range []struct {
+		text, q string
+		want    int
+	}{
+		{"Hello World", "world", 6},
+		{"café CAFÉ", "café", 0},
+		{"xx CAFÉ", "café", 3},
+		{"Ünïcode über", "ÜBER", 8},
+		{"abc", "d", -1},
+		{"Seat 12A, seat 14B", "seat 14", 10},
+	} {
+		if got := IndexFold(tc.text, tc.q); got != tc.want {
+			t.Errorf("IndexFold(%q, %q) = %d, want %d", tc.text, tc.q, got, tc.want)
+		}
+	}
 }

@@ -74,6 +74,12 @@ type Entry struct {
 	Notes      []string `json:"notes,omitempty"`
 }
 
+// HasReads reports whether e names anything to read further: a field
+// window, a JSON or binary field, or fields it could not list.
+func (e *Entry) HasReads() bool {
+	return len(e.FieldWindows)+len(e.JSONFields)+len(e.BinaryFields) > 0 || e.MoreFields > 0
+}
+
 // TextField is a string field readable in windows with read_record_field.
 type TextField struct {
 	FieldPath       string `json:"field_path"`

@@ -39,6 +39,10 @@ var previewLevels = [...]limits{
 	{str: 16, entries: 5},
 }
 
+// defaultLead leads a record's data when the schema's roles are not known:
+// its title-like field, then its authored time.
+var defaultLead = [][]string{titleFields[:], authoredTimes[:]}
+
 // PreviewOptions configure Preview.
 type PreviewOptions struct {
 	// Label starts the text, e.g. `records from stream "messages"`.
@@ -48,9 +52,12 @@ type PreviewOptions struct {
 	// MaxRecords is how many records to show at most (default PreviewRecords,
 	// at most 100).
 	MaxRecords int
-	// KeyFields are kept first when records must be shown tersely: typically
-	// the fields the stream's schema declares with x_pdpp_role primary-title
-	// and event-time. Without them, non-empty strings are kept first.
+	// KeyFields lead every record's data and are kept when records must be
+	// shown tersely: typically the fields the stream's schema declares with
+	// x_pdpp_role primary-title, then event-time. Without them, the first
+	// present of title, name, subject and summary leads, then the first
+	// authored time (sent_at, received_at, …, date), so a page of mail shows
+	// subjects before addresses.
 	KeyFields []string
 }
 
@@ -78,7 +85,7 @@ type PreviewResult struct {
 
 // Preview renders a page of records (an RS list body) as bounded text:
 //
-//	<label>: N record(s). has_more=true. next_cursor="…" next_changes_since="…" count=exact:N. Showing up to K:
+//	<label>: N record(s) has_more=true next_cursor="…" next_changes_since="…" count=exact:N — Showing up to K:
 //	record[0] id=<fetch id> {compact JSON}
 //	…
 //	<footer: what was cut and how to get it>
@@ -110,14 +117,19 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 	h := env.handles
 	label, _ := Cut(oneLine(opts.Label), labelMax)
 	keys := map[string]bool{}
-	for _, f := range opts.KeyFields {
-		keys[f] = true
+	lead := defaultLead
+	if len(opts.KeyFields) > 0 {
+		lead = make([][]string, len(opts.KeyFields))
+		for i, f := range opts.KeyFields {
+			keys[f] = true
+			lead[i] = []string{f}
+		}
 	}
 	k := len(items)
 	lines := make([]*previewLine, k)
 	shared := &lineScratch{}
 	for i := range k {
-		lines[i] = newPreviewLine(i, items[i], opts.Scope, keys, shared)
+		lines[i] = newPreviewLine(i, items[i], opts.Scope, keys, lead, shared)
 	}
 	for ; k > 0; k-- {
 		if text, res, ok := fit(label, h, lines[:k], total); ok {
@@ -143,6 +155,7 @@ type previewLine struct {
 	tree    *node
 	fold    *identity
 	keys    map[string]bool
+	lead    [][]string
 	text    [len(previewLevels)]string
 	n       [len(previewLevels)]counts
 	whole   [len(previewLevels)][]memberEnd
@@ -156,8 +169,8 @@ type lineScratch struct {
 	buf    []byte // a rendering before it is kept as a string
 }
 
-func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool, scratch *lineScratch) *previewLine {
-	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: rec, scope: scope, keys: keys, scratch: scratch}
+func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool, lead [][]string, scratch *lineScratch) *previewLine {
+	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: rec, scope: scope, keys: keys, lead: lead, scratch: scratch}
 	if id, ok := Identity(rec, scope); ok {
 		l.id, l.hasID = id, true
 		l.prefix += "id=" + id.String() + " "
@@ -168,7 +181,7 @@ func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool, 
 
 func (l *previewLine) render(level int) (string, counts) {
 	if !l.done[level] {
-		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, trackWhole: true}
+		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, lead: l.lead, trackWhole: true}
 		b := append(l.scratch.buf[:0], l.prefix...)
 		b = r.value(b, l.parsed(), 0, false)
 		l.text[level] = string(b)
@@ -320,43 +333,41 @@ func joinLines(head string, lines []string, foot string) string {
 	return b.String()
 }
 
-// header is the first line. shown = 0 leaves out "Showing up to".
+// header is the first line. shown = 0 leaves out "Showing up to". Handles
+// are separated by spaces and never followed by punctuation, so a tokenizer
+// or a key=(\S+) regex takes them whole; prose comes after a dash.
 func header(label string, h handles, total, shown int) string {
 	var b strings.Builder
 	b.WriteString(label)
 	b.WriteString(": ")
 	b.WriteString(strconv.Itoa(total))
-	b.WriteString(" record(s).")
+	b.WriteString(" record(s)")
 	if h.hasMore {
-		b.WriteString(" has_more=true.")
+		b.WriteString(" has_more=true")
 	}
-	var hs []string
 	if h.cursor != "" {
-		hs = append(hs, handle("next_cursor", h.cursor))
+		b.WriteString(" " + handle("next_cursor", h.cursor))
 	}
 	if h.changesSince != "" {
-		hs = append(hs, handle("next_changes_since", h.changesSince))
+		b.WriteString(" " + handle("next_changes_since", h.changesSince))
 	}
 	if h.count != "" {
-		hs = append(hs, "count="+h.count)
-	}
-	if len(hs) > 0 {
-		b.WriteString(" ")
-		b.WriteString(strings.Join(hs, " "))
-		b.WriteString(".")
+		b.WriteString(" count=" + h.count)
 	}
 	if len(h.warnings) > 0 {
 		b.WriteString(" warnings=")
 		b.WriteString(strings.Join(h.warnings, ","))
-		b.WriteString(".")
 	}
+	var prose []string
 	if h.hasMore && h.cursor == "" && h.changesSince == "" {
-		b.WriteString(" has_more=true without next_cursor: pass connection_id to page one connection at a time.")
+		prose = append(prose, "no next_cursor: pass connection_id to page one connection at a time.")
 	}
 	if shown > 0 {
-		b.WriteString(" Showing up to ")
-		b.WriteString(strconv.Itoa(shown))
-		b.WriteString(":")
+		prose = append(prose, "Showing up to "+strconv.Itoa(shown)+":")
+	}
+	if len(prose) > 0 {
+		b.WriteString(" — ")
+		b.WriteString(strings.Join(prose, " "))
 	}
 	return b.String()
 }

@@ -147,18 +147,18 @@ func TestPreviewHandles(t *testing.T) {
 	}{
 		{"cursor, changes token and count",
 			`{"has_more":true,"next_cursor":"a\"b","next_changes_since":"tok","meta":{"count":{"kind":"exact","value":7}},"data":[]}`,
-			[]string{`: 0 record(s). has_more=true. next_cursor="a\"b" next_changes_since="tok" count=exact:7.`}, nil},
+			[]string{`: 0 record(s) has_more=true next_cursor="a\"b" next_changes_since="tok" count=exact:7`}, nil},
 		{"count none is not a handle", `{"data":[],"meta":{"count":{"kind":"none"}}}`, nil, []string{"count="}},
-		{"lexical numeric count", `{"data":[],"meta":{"count":37}}`, []string{"count=37."}, nil},
+		{"lexical numeric count", `{"data":[],"meta":{"count":37}}`, []string{"count=37"}, nil},
 		{"over-long cursor is pointed at, not cut",
 			`{"has_more":true,"next_cursor":"` + long + `","data":[]}`,
 			[]string{"next_cursor=(301 bytes, too long for this preview: read structuredContent.data.next_cursor)"}, []string{long[:100]}},
 		{"fan-in has_more without cursor",
 			`{"has_more":true,"data":[],"meta":{"warnings":[{"code":"partial_results"},{"code":"limit_clamped"},{"code":"partial_results"}]}}`,
-			[]string{"warnings=partial_results,limit_clamped.", "pass connection_id to page one connection at a time"}, nil},
-		{"has_more false", `{"has_more":false,"data":[{"id":"r","stream":"s"}]}`, []string{"1 record(s). Showing up to 1:"}, []string{"has_more"}},
+			[]string{"warnings=partial_results,limit_clamped — ", "pass connection_id to page one connection at a time"}, nil},
+		{"has_more false", `{"has_more":false,"data":[{"id":"r","stream":"s"}]}`, []string{"1 record(s) — Showing up to 1:"}, []string{"has_more"}},
 		{"bare array body", `[{"id":"r1","stream":"s","data":{"a":1}}]`, []string{"record[0] id=s:r1 {\"data\":{\"a\":1}}"}, nil},
-		{"not a list", `{"error":{"code":"x"}}`, []string{"label: 0 record(s)."}, []string{"Showing"}},
+		{"not a list", `{"error":{"code":"x"}}`, []string{"label: 0 record(s)"}, []string{"Showing"}},
 	}
 	for _, tt := range tests {
 		res := Preview([]byte(tt.body), PreviewOptions{Label: "label"})
@@ -342,5 +342,25 @@ func BenchmarkPreviewFixturePage(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Preview(body, PreviewOptions{Label: `records from stream "messages"`, Scope: Scope{Stream: "messages"}})
+	}
+}
+
+// A record leads with what identifies it: the title-like field, then its
+// time, whatever the authored (often alphabetical) order; declared key fields
+// replace the guess.
+func TestPreviewLeadsWithTitleThenTime(t *testing.T) {
+	rec := `{"object":"record","id":"m1","stream":"mail","connection_id":"c","data":{"attachments":0,"cc":"x@example.com","date":"2026-01-02","from":"a@example.com","received_at":"2026-01-02T10:00:00Z","subject":"Quarterly plan"}}`
+	for _, tc := range []struct {
+		keys []string
+		want string
+	}{
+		{nil, `record[0] id=c/mail:m1 {"data":{"subject":"Quarterly plan","received_at":"2026-01-02T10:00:00Z","attachments":0,`},
+		{[]string{"from", "date"}, `record[0] id=c/mail:m1 {"data":{"from":"a@example.com","date":"2026-01-02","attachments":0,`},
+	} {
+		res := Preview([]byte(`{"data":[`+rec+`]}`), PreviewOptions{Label: "l", KeyFields: tc.keys})
+		checkPreview(t, res)
+		if lines := strings.Split(res.Text, "\n"); len(lines) < 2 || !strings.HasPrefix(lines[1], tc.want) {
+			t.Errorf("keys %v:\n got %q\nwant prefix %q", tc.keys, lines, tc.want)
+		}
 	}
 }

@@ -218,6 +218,11 @@ type renderer struct {
 	fold *identity
 	// keys are field names a terse rendering keeps first.
 	keys map[string]bool
+	// lead, when set, puts a record's identifying data members first: from
+	// each group, in group order, the first name the record has.
+	lead [][]string
+	// leading are the members of the data object being rendered that lead.
+	leading []*node
 	// trackWhole asks for whole: the members of a folded record's data that
 	// the rendering shows whole (nothing inside them cut or left out), each
 	// with the byte offset where its rendering ends, in rendering order.
@@ -316,10 +321,18 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 			keep = append(keep, i)
 		}
 	}
+	top := inData && depth == 1 && r.lead != nil
+	if top {
+		r.pickLeading(n)
+		defer func() { r.leading = r.leading[:0] }()
+	}
 	left := 0
 	if r.lim.entries > 0 && len(keep) > r.lim.entries {
 		left = len(keep) - r.lim.entries
 		keep = r.mostInformative(n, keep)
+	}
+	if top && len(r.leading) > 0 {
+		keep = r.leadFirst(n, keep)
 	}
 	if inData && depth == 1 && r.trackWhole && r.whole == nil {
 		r.whole = make([]memberEnd, 0, len(keep))
@@ -350,13 +363,60 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 	return append(b, '}')
 }
 
+// pickLeading finds the members of record data n that lead its rendering:
+// from each lead group the first name n has with a non-empty value.
+func (r *renderer) pickLeading(n *node) {
+	r.leading = r.leading[:0]
+	for _, group := range r.lead {
+	names:
+		for _, name := range group {
+			for i := range n.kids {
+				if m := &n.kids[i]; m.key == name && !m.empty() {
+					r.leading = append(r.leading, m)
+					break names
+				}
+			}
+		}
+	}
+}
+
+func (r *renderer) isLeading(m *node) bool {
+	for _, l := range r.leading {
+		if l == m {
+			return true
+		}
+	}
+	return false
+}
+
+// leadFirst reorders keep (indexes into n.kids): the leading members in
+// lead order, then the others in authored order. It reuses keep's array.
+func (r *renderer) leadFirst(n *node, keep []int) []int {
+	var buf [32]int
+	all := append(buf[:0], keep...)
+	out := keep[:0]
+	for _, l := range r.leading {
+		for _, j := range all {
+			if &n.kids[j] == l {
+				out = append(out, j)
+			}
+		}
+	}
+	for _, j := range all {
+		if !r.isLeading(&n.kids[j]) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
 // rank orders members by how much a terse preview loses without them: the
-// caller's key fields and a record wrapper's "data" payload, then non-empty
-// strings, numbers and binary metadata, booleans, non-empty containers, and
-// last null and empty values.
+// caller's key fields, the record's leading members and a record wrapper's
+// "data" payload, then non-empty strings, numbers and binary metadata,
+// booleans, non-empty containers, and last null and empty values.
 func (r *renderer) rank(m *node) int {
 	switch {
-	case r.keys[m.key], m.key == "data" && m.kind == kindObject:
+	case r.keys[m.key], m.key == "data" && m.kind == kindObject, r.isLeading(m):
 		return 0
 	case m.empty():
 		return 5

@@ -226,7 +226,9 @@ func advertisedRelations(doc gjson.Result, stream string) (rels []relationCap, f
 // title or event time (role=primary-title, role=event-time), so a tight
 // preview keeps them. It never makes a request: no cached answer, no names.
 func (c *CapabilityCache) keyFields(credential, stream, connectionID string) []string {
-	return c.roleFields(credential, stream, connectionID, "primary-title", "event-time")
+	// Titles before times: the preview leads with them in this order.
+	return append(c.roleFields(credential, stream, connectionID, "primary-title"),
+		c.roleFields(credential, stream, connectionID, "event-time")...)
 }
 
 // roleFields names, in schema order, the fields a cached stream schema

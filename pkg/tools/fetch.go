@@ -258,8 +258,9 @@ func fetchDocument(env *Env, requested string, id resultid.ID, body []byte) (*fe
 		}
 		return true
 	})
-	// The ladder lists what the text does not show whole.
-	if e, ok := evidence.FetchEntryFor(body, scope, shown); ok {
+	// The ladder lists what the text does not show whole; a ladder with no
+	// rung would only repeat the id.
+	if e, ok := evidence.FetchEntryFor(body, scope, shown); ok && e.HasReads() {
 		m.ContentLadder = &e
 	}
 	doc.Metadata = m

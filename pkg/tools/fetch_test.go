@@ -195,14 +195,15 @@ func TestFetchDocument(t *testing.T) {
 	if m.Get("text_field").Exists() || m.Get("text_truncated").Type != gjson.False || m.Get("text_chars").Int() != int64(len([]rune(txt))) {
 		t.Errorf("metadata %s", m.Raw)
 	}
-	if l := m.Get("content_ladder"); l.Get("kind").Str != "record" || l.Get("id").Str != "cin_gmail_personal/messages:p_msg_003" {
-		t.Errorf("ladder %s", l.Raw)
+	// Every field is in the text whole: no ladder.
+	if l := m.Get("content_ladder"); l.Exists() {
+		t.Errorf("ladder without entries %s", l.Raw)
 	}
 
 	// A legacy id with connection_id echoes the id; continuations name the
 	// connection.
 	doc = fetchDocument(t, h, map[string]any{"id": "labels:INBOX", "connection_id": "cin_gmail_work"})
-	if doc.Get("id").Str != "labels:INBOX" || doc.Get("metadata.content_ladder.id").Str != "cin_gmail_work/labels:INBOX" || doc.Get("title").Str != "INBOX" {
+	if doc.Get("id").Str != "labels:INBOX" || doc.Get("metadata.connection_id").Str != "cin_gmail_work" || doc.Get("title").Str != "INBOX" {
 		t.Errorf("legacy document %s", doc.Raw)
 	}
 }
@@ -329,7 +330,7 @@ func readToEnd(t *testing.T, h *harness, args string) string {
 // window text.
 func splitWindow(t *testing.T, txt string) ([]string, string) {
 	t.Helper()
-	lines := strings.SplitN(txt, "\n", 6)
+	lines := strings.SplitN(txt, "\n", 8)
 	if !strings.HasPrefix(lines[0], "record=") {
 		t.Fatalf("not a window: %.200s", txt)
 	}
@@ -338,7 +339,8 @@ func splitWindow(t *testing.T, txt string) ([]string, string) {
 	for ; i < len(lines)-1; i++ {
 		l := lines[i]
 		if strings.HasPrefix(l, "next read_record_field args=") || strings.HasPrefix(l, "previous read_record_field args=") ||
-			strings.HasPrefix(l, "warning code=") || strings.HasPrefix(l, "the field is not text:") {
+			strings.HasPrefix(l, "warning code=") || strings.HasPrefix(l, "the field is not text:") ||
+			strings.HasPrefix(l, "the field ends here:") || l == "this window holds the whole field" {
 			head = append(head, l)
 			continue
 		}
@@ -426,5 +428,22 @@ func TestFetchExpandedIDs(t *testing.T) {
 		if res := h.call(t, "fetch", map[string]any{"id": id}); res.IsError {
 			t.Errorf("expanded id %s: %s", id, text(res))
 		}
+	}
+}
+
+// A fetch whose text shows every field whole carries no content_ladder; one
+// that leaves fields out lists them.
+func TestFetchLadderOnlyWithEntries(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	small := h.call(t, "fetch", map[string]any{"id": "cin_gmail_work/labels:INBOX"})
+	if small.IsError {
+		t.Fatal(text(small))
+	}
+	if strings.Contains(text(small), "content_ladder") {
+		t.Errorf("a fetch shown whole carries a content ladder:\n%s", text(small))
+	}
+	big := h.call(t, "fetch", map[string]any{"id": "cin_gmail_personal/attachments:p_msg_002_att_1"})
+	if big.IsError || !strings.Contains(text(big), `"content_ladder"`) {
+		t.Errorf("a fetch with a binary field lacks its content ladder:\n%s", text(big))
 	}
 }

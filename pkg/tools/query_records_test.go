@@ -194,7 +194,7 @@ func TestQueryRecordsResult(t *testing.T) {
 	txt := text(res)
 	body := gjson.Parse(data)
 	for _, w := range []string{
-		`records from stream "messages": 2 record(s). has_more=true. next_cursor="` + body.Get("next_cursor").String() + `" count=exact:8.`,
+		`records from stream "messages": 2 record(s) has_more=true next_cursor="` + body.Get("next_cursor").String() + `" count=exact:8 — Showing`,
 		"record[0] id=cin_gmail_personal/messages:p_msg_008 ",
 	} {
 		if !strings.Contains(txt, w) {
@@ -241,7 +241,7 @@ func TestQueryRecordsHandles(t *testing.T) {
 	// Two connections, no connection_id: the RS merges pages and cannot page
 	// the union; the text says what to do.
 	res := h.call(t, "query_records", map[string]any{"stream": "messages", "limit": 3})
-	for _, w := range []string{"has_more=true.", "warnings=partial_results.", "pass connection_id to page one connection at a time"} {
+	for _, w := range []string{"has_more=true ", "warnings=partial_results — ", "pass connection_id to page one connection at a time"} {
 		if !strings.Contains(text(res), w) {
 			t.Errorf("merged page text lacks %q:\n%s", w, text(res))
 		}

@@ -36,7 +36,7 @@ const readFieldInput = `{
   "cursor": {"type": "string", "minLength": 1, "description": "next_cursor of the previous window."},
   "offset_chars": {"type": "integer", "minimum": 0},
   "limit_chars": {"type": "integer", "minimum": 1, "maximum": 16384, "description": "Window length, default 4096."},
-  "q": {"type": "string", "minLength": 1, "description": "Centre the window on the first exact (case-sensitive) match."},
+  "q": {"type": "string", "minLength": 1, "description": "Centre the window on the first case-insensitive match."},
   "before_chars": {"type": "integer", "minimum": 0, "maximum": 8192},
   "after_chars": {"type": "integer", "minimum": 0, "maximum": 8192}
  },
@@ -274,7 +274,7 @@ func jsonWindow(ctx context.Context, env *Env, r *fieldRead, refusal *rs.Error) 
 	if !found {
 		return nil, &toolError{Code: CodeQueryNotFound, Param: "q",
 			Message: fmt.Sprintf("q %s does not occur in the JSON rendering of field %s", strconv.Quote(r.q), strconv.Quote(r.field)),
-			Next:    "read the field with offset_chars instead, or search for a shorter exact substring"}
+			Next:    "read the field with offset_chars instead, or search for a shorter substring"}
 	}
 	b, err := json.Marshal(fw)
 	if err != nil {
@@ -337,6 +337,12 @@ func (w *window) text() string {
 	}
 	if w.fieldType == "json" {
 		b.WriteString("\nthe field is not text: this window is of its compact JSON rendering (binary values as metadata)")
+	}
+	switch {
+	case complete:
+		b.WriteString("\nthis window holds the whole field")
+	case next == nil:
+		b.WriteString("\nthe field ends here: this is its last window, nothing follows character " + num("end_chars"))
 	}
 	b.WriteString(w.warnings)
 	if !complete {

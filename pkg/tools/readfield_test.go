@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -196,5 +197,30 @@ func TestReadFieldRSErrors(t *testing.T) {
 				t.Errorf("%d RS requests, want 1", n)
 			}
 		})
+	}
+}
+
+// The last window of a field says that the field ends there; a window with
+// more after it does not; a whole field says so.
+func TestReadFieldLastWindowSaysSo(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	id := "cin_gmail_personal/message_bodies:p_msg_002_body"
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+		not  string
+	}{
+		{map[string]any{"id": id, "field_path": "body_text", "offset_chars": 20, "limit_chars": 16384}, "the field ends here", "next read_record_field"},
+		{map[string]any{"id": id, "field_path": "body_text", "offset_chars": 0, "limit_chars": 10}, "next read_record_field", "the field ends here"},
+		{map[string]any{"id": id, "field_path": "body_text"}, "this window holds the whole field", "the field ends here"},
+	} {
+		res := h.call(t, "read_record_field", tc.args)
+		if res.IsError || !strings.Contains(text(res), tc.want) || strings.Contains(text(res), tc.not) {
+			t.Errorf("%v: want %q and not %q:\n%s", tc.args, tc.want, tc.not, text(res))
+		}
+	}
+	// q is matched as the RS matches it: case-insensitively.
+	if d, _ := json.Marshal(h.tools["read_record_field"].InputSchema); !strings.Contains(string(d), "case-insensitive") {
+		t.Errorf("q is not described as case-insensitive")
 	}
 }

@@ -178,7 +178,7 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 		RequestID:     resp.RequestID,
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: searchText(top, results, sc.ContentLadder, extra, limit)}},
+		Content:           []mcp.Content{&mcp.TextContent{Text: searchText(top, results, sc.ContentLadder, extra, limit, a.Mode == "hybrid")}},
 		StructuredContent: sc,
 	}, nil
 }
@@ -293,7 +293,7 @@ func envelopeWithoutHits(doc gjson.Result, n int) json.RawMessage {
 
 // searchText is the model-visible answer, at most searchTextBudget bytes:
 //
-//	search: N hit(s). has_more=true. next_cursor="…". first_fetch_id=<id>. source_mix=…. [recall warning]
+//	search: N hit(s) has_more=true next_cursor="…" first_fetch_id=<id> source_mix=… — [how to reach more hits] [recall warning]
 //	1. id=<id> connector_key=… stream=… display_name="…" title="…" snippet="…"
 //	   evidence field_path=… read_record_field args={…}
 //	…
@@ -301,34 +301,32 @@ func envelopeWithoutHits(doc gjson.Result, n int) json.RawMessage {
 //
 // The header and footer are never cut; hits are listed while they fit. Ids
 // are never shortened.
-func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, extra, limit int) string {
+func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, extra, limit int, hybrid bool) string {
+	// Handles are separated by spaces and never followed by punctuation, so
+	// a tokenizer or a key=(\S+) regex takes them whole; prose comes after
+	// a dash.
 	var head strings.Builder
-	head.WriteString("search: " + strconv.Itoa(len(results)) + " hit(s).")
-	hasMore := top.hasMore.Type == gjson.True
-	if hasMore || extra > 0 {
-		head.WriteString(" has_more=true.")
+	head.WriteString("search: " + strconv.Itoa(len(results)) + " hit(s)")
+	hasMore := top.hasMore.Type == gjson.True || extra > 0
+	if hasMore {
+		head.WriteString(" has_more=true")
 	}
 	if c := top.nextCursor.Str; c != "" {
-		head.WriteString(" next_cursor=" + jsonString(c) + ".")
-	}
-	if hasMore && top.nextCursor.Str == "" && top.url.Str != "/v1/search/hybrid" {
-		head.WriteString(" (no next_cursor: page one connection at a time with connection_id)")
+		head.WriteString(" next_cursor=" + jsonString(c))
 	}
 	meta := top.meta
 	if c := meta.Get("count"); c.Type == gjson.Number {
 		head.WriteString(" total_matches=" + c.Raw)
 		if acc := meta.Get("count_accuracy").Str; acc != "" {
-			head.WriteString(" (" + inline(acc) + ")")
+			head.WriteString(" count_accuracy=" + inline(acc))
 		}
-		head.WriteString(".")
 	}
 	if len(results) > 0 && results[0].ID != "" {
-		head.WriteString(" first_fetch_id=" + results[0].ID + ".")
+		head.WriteString(" first_fetch_id=" + results[0].ID)
 	}
 	if mix := sourceMix(results); mix != "" {
-		head.WriteString(" source_mix=" + mix + ".")
+		head.WriteString(" source_mix=" + mix)
 	}
-	head.WriteString(recallWarning(meta))
 	var codes []string
 	meta.Get("warnings").ForEach(func(_, w gjson.Result) bool {
 		if c := w.Get("code").Str; c != "" {
@@ -337,10 +335,20 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, e
 		return true
 	})
 	if len(codes) > 0 {
-		head.WriteString(" warnings=" + strings.Join(codes, ",") + ".")
+		head.WriteString(" warnings=" + strings.Join(codes, ","))
 	}
+	var prose []string
 	if extra > 0 {
-		head.WriteString(fmt.Sprintf(" The resource server sent %d hits beyond limit=%d; they are not included.", extra, limit))
+		prose = append(prose, fmt.Sprintf("The resource server sent %d hits beyond limit=%d; they are not included.", extra, limit))
+	}
+	if m := moreHits(hybrid, top.nextCursor.Str != "", limit); hasMore && m != "" {
+		prose = append(prose, m)
+	}
+	if w := recallWarning(meta); w != "" {
+		prose = append(prose, w)
+	}
+	if len(prose) > 0 {
+		head.WriteString(" — " + strings.Join(prose, " "))
 	}
 
 	reads := map[string]evidence.TextField{}
@@ -355,7 +363,11 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, e
 		}
 		var f []string
 		if rest := len(results) - shown; rest > 0 {
-			f = append(f, fmt.Sprintf("%d more hit(s) not listed: ids in structuredContent.results, or search with a smaller limit and page by cursor.", rest))
+			how := "or search with a smaller limit and page by cursor"
+			if hybrid {
+				how = "or search with a smaller limit (hybrid search has no cursor)"
+			}
+			f = append(f, fmt.Sprintf("%d more hit(s) not listed: ids in structuredContent.results, %s.", rest, how))
 		}
 		f = append(f, "fetch(id) with an id exactly as shown (it names its connection); read_record_field with the args shown reads more of a field.")
 		return strings.Join(f, " ")
@@ -485,6 +497,20 @@ func sourceMix(results []searchResult) string {
 	return strings.Join(parts, "|")
 }
 
+// moreHits says how to reach the hits beyond this page. Hybrid search has no
+// cursor: the way on is a larger limit, or a paged mode.
+func moreHits(hybrid, hasCursor bool, limit int) string {
+	switch {
+	case hybrid && limit < 100:
+		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic, which page by cursor."
+	case hybrid:
+		return "More hits exist beyond the 100 hybrid search returns: narrow q or streams, or search with mode lexical or semantic, which page by cursor."
+	case hasCursor:
+		return "" // next_cursor says it
+	}
+	return "More hits exist but no next_cursor came back: pass connection_id to page one connection at a time."
+}
+
 // recallWarning says when the RS ranked a bounded candidate window rather
 // than every match, from meta.recall only (never from has_more or counts).
 func recallWarning(meta gjson.Result) string {
@@ -498,7 +524,7 @@ func recallWarning(meta gjson.Result) string {
 			facts = append(facts, k+"="+v.Raw)
 		}
 	}
-	s := " Recall: ranked over a bounded candidate window, not all matches"
+	s := "Recall: ranked over a bounded candidate window, not all matches"
 	if len(facts) > 0 {
 		s += " (" + strings.Join(facts, ", ") + ")"
 	}

@@ -86,7 +86,7 @@ func TestSearchRejections(t *testing.T) {
 }
 
 var (
-	firstFetchID = regexp.MustCompile(`first_fetch_id=(\S+?)\.(?:\s|$)`)
+	firstFetchID = regexp.MustCompile(`first_fetch_id=(\S+)`)
 	listedID     = regexp.MustCompile(`(?m)^\d+\. id=(\S+)`)
 )
 
@@ -157,9 +157,9 @@ func TestSearchResult(t *testing.T) {
 		t.Errorf("data %s", data.Raw)
 	}
 	for _, w := range []string{
-		"search: 5 hit(s). has_more=true. next_cursor=" + jsonQuote(data.Get("next_cursor").Str) + ".",
-		"total_matches=10 (exact).",
-		"source_mix={connection_id:cin_gmail_personal,connector_key:gmail,count:3}|{connection_id:cin_gmail_work,connector_key:gmail,count:2}.",
+		"search: 5 hit(s) has_more=true next_cursor=" + jsonQuote(data.Get("next_cursor").Str) + " ",
+		"total_matches=10 count_accuracy=exact ",
+		"source_mix={connection_id:cin_gmail_personal,connector_key:gmail,count:3}|{connection_id:cin_gmail_work,connector_key:gmail,count:2}\n",
 		`connector_key=gmail stream=messages title="Personal Gmail / messages / 2026-01-17T11:14:00.000Z" snippet="<mark>Lisbon</mark> Air"`,
 		`evidence field_path=from_name read_record_field args={"id":"cin_gmail_personal/messages:p_msg_003","field_path":"from_name","q":"Lisbon","before_chars":200,"after_chars":200}`,
 		"fetch(id) with an id exactly as shown",
@@ -190,7 +190,7 @@ func TestSearchResult(t *testing.T) {
 	// The next page, from the cursor in the text.
 	h.rs.ResetRequests()
 	page2 := h.call(t, "search", map[string]any{"q": "Lisbon", "limit": 5, "cursor": data.Get("next_cursor").Str})
-	if page2.IsError || !strings.HasPrefix(text(page2), "search: 5 hit(s).") || strings.Contains(text(page2), "has_more=true") {
+	if page2.IsError || !strings.HasPrefix(text(page2), "search: 5 hit(s) ") || strings.Contains(text(page2), "has_more=true") {
 		t.Errorf("page 2:\n%s", text(page2))
 	}
 }
@@ -212,7 +212,7 @@ func TestSearchLimitIsHitsReturned(t *testing.T) {
 	if n := len(structured(t, res)["results"].([]any)); n != 2 {
 		t.Errorf("%d results for limit 2", n)
 	}
-	if !strings.Contains(text(res), "has_more=true.") || !strings.Contains(text(res), "1 hits beyond limit=2") {
+	if !strings.Contains(text(res), "has_more=true ") || !strings.Contains(text(res), "1 hits beyond limit=2") {
 		t.Errorf("the cut is not reported:\n%s", text(res))
 	}
 }
