@@ -6,12 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget/o200k"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
@@ -79,7 +81,7 @@ func newApp(stdout, stderr io.Writer, build newServer) *cli.App {
 	app := &cli.App{
 		Name:        cmdName,
 		Usage:       "check the pdpp-mcp tools/list footprint and result sizes against a budget",
-		UsageText:   cmdName + " [--budget FILE] [--limit KEY=N]... [--scenario FILE | --no-results] [--format table|json|github]",
+		UsageText:   cmdName + " [--budget FILE] [--limit KEY=N]... [--scenario FILE | --no-results] [--format table|json|github|markdown] [--width COLUMNS]",
 		Description: description,
 		Version:     server.Version(),
 		Flags: []cli.Flag{
@@ -104,10 +106,12 @@ func newApp(stdout, stderr io.Writer, build newServer) *cli.App {
 			&cli.BoolFlag{Name: "allow-errors",
 				Usage: "measure error results without failing their calls"},
 			&cli.StringFlag{Name: "format", Value: "table",
-				Usage: "output `FORMAT`: table, json, or github (the table plus workflow annotations)"},
+				Usage: "output `FORMAT`: table, json, github (the table plus workflow annotations) or markdown (the tools/list table of docs/budget.md)"},
 			&cli.BoolFlag{Name: "json", Usage: "shorthand for --format json"},
 			&cli.StringFlag{Name: "color", Value: "auto",
 				Usage: "`WHEN` to colour the table: auto (terminals, unless NO_COLOR is set), always or never"},
+			&cli.IntFlag{Name: "width", Value: termstyle.WidthAuto, DefaultText: "the terminal's; none when piped",
+				Usage: "fit the tables into `COLUMNS` (at least 40; 0 never wraps)"},
 			&cli.StringFlag{Name: "log-level", Value: "warn",
 				Usage: "stderr log `LEVEL`: debug, info, warn or error"},
 		},
@@ -123,6 +127,8 @@ type options struct {
 	scenario    *budget.Scenario // nil with --no-results
 	format      string
 	color       budget.Color
+	width       int
+	budgetFile  string
 	allowErrors bool
 	providerURL string
 	cacheRoot   string
@@ -148,10 +154,16 @@ func action(c *cli.Context, stdout, stderr io.Writer, build newServer) error {
 	switch o.format {
 	case "json":
 		err = budget.WriteJSON(stdout, report)
+	case "markdown":
+		err = budget.WriteMarkdown(stdout, report)
 	case "github":
-		err = budget.WriteGitHub(stdout, report)
+		// The limits were read from this file a moment ago; a file that
+		// has gone since only loses the line numbers.
+		src, _ := os.ReadFile(o.budgetFile)
+		err = budget.WriteGitHub(stdout, report, budget.GitHubOptions{
+			File: filepath.ToSlash(filepath.Clean(o.budgetFile)), Lines: budget.LimitLines(src)})
 	default:
-		err = budget.WriteText(stdout, report, o.color)
+		err = budget.WriteText(stdout, report, budget.TextOptions{Color: o.color, Width: termstyle.ResolveWidth(stdout, o.width)})
 	}
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)
@@ -166,6 +178,8 @@ func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 	o := &options{
 		format:      c.String("format"),
 		color:       budget.Color(c.String("color")),
+		width:       c.Int("width"),
+		budgetFile:  c.String("budget"),
 		allowErrors: c.Bool("allow-errors"),
 		providerURL: strings.TrimSpace(c.String("provider-url")),
 		cacheRoot:   c.String("cache-root"),
@@ -177,14 +191,16 @@ func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 		o.format = "json"
 	}
 	switch o.format {
-	case "table", "json", "github":
+	case "table", "json", "github", "markdown":
 	default:
-		return nil, usageErrorf("--format must be table, json or github, got %q", o.format)
+		return nil, usageErrorf("--format must be table, json, github or markdown, got %q", o.format)
 	}
-	switch o.color {
-	case budget.ColorAuto, budget.ColorAlways, budget.ColorNever:
-	default:
-		return nil, usageErrorf("--color must be auto, always or never, got %q", o.color)
+	var err error
+	if o.color, err = termstyle.ParseColor(string(o.color)); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	if o.width < 0 && o.width != termstyle.WidthAuto {
+		return nil, usageErrorf("--width must be 0 or a column count, got %d", o.width)
 	}
 	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
 	if err != nil {

@@ -101,3 +101,35 @@ func TestBuiltinScenario(t *testing.T) {
 		}
 	}
 }
+
+// docs/budget.md shows the tools/list table this command prints with
+// --format markdown, between two markers; UPDATE_GOLDEN=1 (scripts/budget-doc)
+// rewrites it.
+func TestBudgetDocCurrent(t *testing.T) {
+	const begin, end = "<!-- budget-doc:begin -->\n", "<!-- budget-doc:end -->"
+	var stdout, stderr bytes.Buffer
+	budgetFile := filepath.Join("..", "..", "budget.json")
+	if code := run(t.Context(), []string{cmdName, "--budget", budgetFile, "--no-results", "--format", "markdown"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	docFile := filepath.Join("..", "..", "docs", "budget.md")
+	doc, err := os.ReadFile(docFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, rest, ok1 := strings.Cut(string(doc), begin)
+	current, after, ok2 := strings.Cut(rest, end)
+	if !ok1 || !ok2 {
+		t.Fatalf("%s lacks the markers %q and %q", docFile, begin, end)
+	}
+	if current == stdout.String() {
+		return
+	}
+	if os.Getenv("UPDATE_GOLDEN") == "1" {
+		if err := os.WriteFile(docFile, []byte(before+begin+stdout.String()+end+after), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("docs/budget.md is stale; run scripts/budget-doc. The command prints:\n%s", stdout.String())
+}

@@ -21,9 +21,14 @@ const (
 	Exact Kind = "exact"
 )
 
-// Check is the outcome of one named check.
+// Check is the outcome of one named check. The name of a check that has a
+// limit is that limit's key, exactly as budget.json nests it and --limit
+// takes it (tools_list.max_bytes, results.search.text_max_bytes); checks
+// with no numeric limit (membership, findings, calls) have names of their
+// own. Subject says what a limit shared by several checks was applied to.
 type Check struct {
 	Name     string `json:"name"`
+	Subject  string `json:"subject,omitempty"`
 	Kind     Kind   `json:"kind"`
 	Measured int    `json:"measured"`
 	Limit    int    `json:"limit"`
@@ -45,8 +50,8 @@ func (c Check) Headroom() (int, bool) {
 	return c.Limit - c.Measured, true
 }
 
-func atMost(name, unit string, measured, limit int, what string) Check {
-	c := Check{Name: name, Kind: AtMost, Measured: measured, Limit: limit, Unit: unit, Pass: measured <= limit}
+func atMost(name, subject, unit string, measured, limit int, what string) Check {
+	c := Check{Name: name, Subject: subject, Kind: AtMost, Measured: measured, Limit: limit, Unit: unit, Pass: measured <= limit}
 	if !c.Pass {
 		c.Message = fmt.Sprintf("%s: %s %s, %s over the budget of %s", what, thousands(measured), unit, thousands(measured-limit), thousands(limit))
 	}
@@ -66,7 +71,7 @@ func findings(name, unit string, found []string, message string) Check {
 func CheckSurface(st *SurfaceText, fp *Footprint, l *Limits) []Check {
 	checks := []Check{checkMembership(st.Tools)}
 
-	total := atMost("tools_list.bytes", "bytes", fp.Bytes, l.ToolsList.MaxBytes, "tools/list tools array")
+	total := atMost("tools_list.max_bytes", "", "bytes", fp.Bytes, l.ToolsList.MaxBytes, "tools/list tools array")
 	if !total.Pass {
 		total.Message += "; largest tools: " + largest(fp.Tools, 3)
 	}
@@ -74,7 +79,7 @@ func CheckSurface(st *SurfaceText, fp *Footprint, l *Limits) []Check {
 
 	for _, t := range fp.Tools {
 		if limit, ok := l.ToolsList.ToolMaxBytes[t.Name]; ok {
-			c := atMost("tool."+t.Name+".bytes", "bytes", t.Bytes, limit, "tool "+t.Name)
+			c := atMost("tools_list.tool_max_bytes."+t.Name, "", "bytes", t.Bytes, limit, "tool "+t.Name)
 			if !c.Pass {
 				c.Message += fmt.Sprintf(" (description %d, input schema %d, output schema %d)", t.DescriptionBytes, t.InputSchemaBytes, t.OutputSchemaBytes)
 			}
@@ -82,7 +87,7 @@ func CheckSurface(st *SurfaceText, fp *Footprint, l *Limits) []Check {
 		}
 	}
 	for _, t := range fp.Tools {
-		c := atMost("tool."+t.Name+".description", "bytes", t.DescriptionBytes, l.ToolsList.DescriptionMaxBytes, "description of "+t.Name)
+		c := atMost("tools_list.description_max_bytes", t.Name, "bytes", t.DescriptionBytes, l.ToolsList.DescriptionMaxBytes, "description of "+t.Name)
 		if !c.Pass {
 			c.Message += "; cross-tool guidance belongs in the server instructions"
 		}

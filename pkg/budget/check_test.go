@@ -2,6 +2,7 @@ package budget_test
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ func TestSurfaceChecks(t *testing.T) {
 			bend: func(s *synthetic, _ *budget.Limits) {
 				s.tool("search").Description += strings.Repeat(" Search is read-only.", 8)
 			},
-			fail:    []string{"tool.search.description"},
+			fail:    []string{"tools_list.description_max_bytes"},
 			message: "description of search: 219 bytes, 19 over the budget of 200; cross-tool guidance belongs in the server instructions",
 		},
 		{
@@ -114,7 +115,7 @@ func TestSurfaceChecks(t *testing.T) {
 			bend: func(_ *synthetic, l *budget.Limits) {
 				l.ToolsList.ToolMaxBytes["query_records"] = 300
 			},
-			fail:    []string{"tool.query_records.bytes"},
+			fail:    []string{"tools_list.tool_max_bytes.query_records"},
 			message: "tool query_records: 433 bytes, 133 over the budget of 300 (description 75, input schema 211, output schema 77)",
 		},
 		{
@@ -122,7 +123,7 @@ func TestSurfaceChecks(t *testing.T) {
 			bend: func(_ *synthetic, l *budget.Limits) {
 				l.ToolsList.MaxBytes = 2000
 			},
-			fail:    []string{"tools_list.bytes"},
+			fail:    []string{"tools_list.max_bytes"},
 			message: "tools/list tools array: 2,292 bytes, 292 over the budget of 2,000; largest tools: query_records 433, aggregate 423, fetch 367",
 		},
 		{
@@ -197,7 +198,7 @@ func TestSurfaceChecks(t *testing.T) {
 		{
 			name: "instructions over budget",
 			bend: func(_ *synthetic, l *budget.Limits) { l.Instructions.MaxBytes = 100 },
-			fail: []string{"instructions.bytes"},
+			fail: []string{"instructions.max_bytes"},
 		},
 		{
 			name: "owner token guidance in instructions",
@@ -243,14 +244,14 @@ func TestSurfaceCheckNames(t *testing.T) {
 	for _, c := range checks {
 		names = append(names, c.Name)
 	}
-	want := []string{"tools.membership", "tools_list.bytes"}
+	want := []string{"tools.membership", "tools_list.max_bytes"}
 	for _, n := range budget.Surface() {
-		want = append(want, "tool."+n+".bytes")
+		want = append(want, "tools_list.tool_max_bytes."+n)
 	}
-	for _, n := range budget.Surface() {
-		want = append(want, "tool."+n+".description")
+	for range budget.Surface() {
+		want = append(want, "tools_list.description_max_bytes")
 	}
-	want = append(want, "instructions.present", "instructions.bytes", "instructions.head",
+	want = append(want, "instructions.present", "instructions.max_bytes", "instructions.head",
 		"surface.owner_guidance", "prose.repeated", "schema.portability")
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("check names (-want +got):\n%s", diff)
@@ -313,5 +314,42 @@ func TestMeasureUsesWireBytes(t *testing.T) {
 	}
 	if sent.Bytes != reencoded.Bytes-15 {
 		t.Errorf("tools array %d bytes as sent, %d re-encoded", sent.Bytes, reencoded.Bytes)
+	}
+}
+
+// The name of every check with a limit is the key --limit takes for that
+// limit: setting it below the measurement fails exactly the checks of that
+// name.
+func TestCheckNamesAreLimitKeys(t *testing.T) {
+	l := testLimits()
+	l.Results = map[string]budget.ResultLimits{"search": {TextMaxBytes: 1800, StructuredMaxBytes: 10000}, "aggregate": {TextMaxChars: 400}}
+	calls := []budget.Call{
+		{Seq: 1, Source: "c:1", Method: "tools/call", Tool: "search", Text: budget.TextSize{Bytes: 50}, Structured: budget.TextSize{Bytes: 70}},
+		{Seq: 2, Source: "c:2", Method: "tools/call", Tool: "aggregate", Text: budget.TextSize{Chars: 30}},
+	}
+	all := func(l *budget.Limits) []budget.Check {
+		return append(surfaceChecks(t, healthy(), l), budget.CheckResults(calls, l, false)...)
+	}
+	n := 0
+	for _, c := range all(l) {
+		if c.Kind != budget.AtMost {
+			continue
+		}
+		n++
+		low := *l
+		low.ToolsList.ToolMaxBytes = maps.Clone(l.ToolsList.ToolMaxBytes)
+		low.Results = maps.Clone(l.Results)
+		if err := low.Set(c.Name, c.Measured-1); err != nil {
+			t.Errorf("--limit does not take the check name %s: %v", c.Name, err)
+			continue
+		}
+		for _, d := range all(&low) {
+			if d.Name == c.Name && d.Subject == c.Subject && d.Pass {
+				t.Errorf("%s (%s) still passes with %s=%d", d.Name, d.Subject, c.Name, c.Measured-1)
+			}
+		}
+	}
+	if n < 15 {
+		t.Errorf("only %d limit checks", n)
 	}
 }

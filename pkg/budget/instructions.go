@@ -57,7 +57,7 @@ func checkInstructions(text string, size TextSize, l InstructionsLimits) []Check
 
 	return []Check{
 		present,
-		atMost("instructions.bytes", "bytes", size.Bytes, l.MaxBytes, "instructions"),
+		atMost("instructions.max_bytes", "", "bytes", size.Bytes, l.MaxBytes, "instructions"),
 		headCheck,
 	}
 }

@@ -206,3 +206,48 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// LimitLines maps each key of a budget file (tools_list.max_bytes,
+// results.search.text_max_bytes, …) to the 1-based line it is on, so an
+// annotation can point at the limit a check failed. A file that is not JSON
+// gives the keys read before the error.
+func LimitLines(src []byte) map[string]int {
+	lines := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(src))
+	var walk func(prefix string) error
+	walk = func(prefix string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := kt.(string)
+				if prefix != "" {
+					key = prefix + "." + key
+				}
+				lines[key] = 1 + bytes.Count(src[:dec.InputOffset()], []byte("\n"))
+				if err := walk(key); err != nil {
+					return err
+				}
+			}
+		case json.Delim('['):
+			for dec.More() {
+				if err := walk(prefix); err != nil {
+					return err
+				}
+			}
+		default:
+			return nil // a scalar
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err
+	}
+	_ = walk("") // what was read before an error is still worth pointing at
+	return lines
+}

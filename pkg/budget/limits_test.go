@@ -158,3 +158,29 @@ func FuzzParseLimits(f *testing.F) {
 		}
 	})
 }
+
+func TestLimitLines(t *testing.T) {
+	src := []byte("{\n  \"doc\": \"x\",\n  \"tools_list\": {\n    \"max_bytes\": 1,\n    \"tool_max_bytes\": {\"search\": 2,\n      \"fetch\": 3}\n  },\n  \"results\": {\"search\": {\"text_max_bytes\": 4}, \"list\": [1, {\"a\": 2}]}\n}\n")
+	got := budget.LimitLines(src)
+	for key, line := range map[string]int{
+		"doc": 2, "tools_list": 3, "tools_list.max_bytes": 4, "tools_list.tool_max_bytes.search": 5,
+		"tools_list.tool_max_bytes.fetch": 6, "results.search.text_max_bytes": 8, "results.list.a": 8,
+	} {
+		if got[key] != line {
+			t.Errorf("%s on line %d, want %d (all: %v)", key, got[key], line, got)
+		}
+	}
+	// The repository's budget file: every limit key a check can be named
+	// by has a line.
+	real, err := os.ReadFile(filepath.Join("..", "..", "budget.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := budget.LimitLines(real)
+	for _, key := range []string{"tools_list.max_bytes", "tools_list.description_max_bytes", "tools_list.tool_max_bytes.search",
+		"instructions.max_bytes", "results.search.text_max_bytes"} {
+		if lines[key] == 0 {
+			t.Errorf("no line for %s", key)
+		}
+	}
+}

@@ -10,7 +10,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/muesli/termenv"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
 )
 
 // Report is everything one run measured and decided.
@@ -54,14 +55,43 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-// Color is the --color setting.
-type Color string
+// WriteMarkdown writes the tools/list footprint as the Markdown table
+// docs/budget.md shows, so the numbers there come from the command.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fp := r.ToolsList
+	b.WriteString("| tool | bytes | tokens | description | input schema | output schema |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, t := range fp.Tools {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", clean(t.Name), thousands(t.Bytes), thousands(t.Tokens),
+			thousands(t.DescriptionBytes), thousands(t.InputSchemaBytes), thousands(t.OutputSchemaBytes))
+	}
+	fmt.Fprintf(&b, "| **tools array** | **%s** | **%s** | | | |\n", thousands(fp.Bytes), thousands(fp.Tokens))
+	fmt.Fprintf(&b, "| TypeScript adapter | %s | | | | |\n", thousands(fp.AnchorBytes))
+	in := fp.Instructions
+	fmt.Fprintf(&b, "| instructions | %s | %s | | | |\n", thousands(in.Bytes), thousands(in.Tokens))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
 
+// Color is the --color setting, shared with the probe.
+type Color = termstyle.Color
+
+// Color settings.
 const (
-	ColorAuto   Color = "auto" // colour for terminals, honouring NO_COLOR
-	ColorAlways Color = "always"
-	ColorNever  Color = "never"
+	ColorAuto   = termstyle.ColorAuto // colour for terminals, honouring NO_COLOR
+	ColorAlways = termstyle.ColorAlways
+	ColorNever  = termstyle.ColorNever
 )
+
+// TextOptions configures WriteText.
+type TextOptions struct {
+	Color Color
+	// Width, when positive, fits the tables and the lines below them into
+	// that many columns, wrapping cells and long messages; 0 never wraps
+	// (pipes and files keep their layout).
+	Width int
+}
 
 type styles struct {
 	r                  *lipgloss.Renderer
@@ -69,13 +99,7 @@ type styles struct {
 }
 
 func newStyles(w io.Writer, c Color) styles {
-	r := lipgloss.NewRenderer(w) // plain for pipes, files and NO_COLOR
-	switch c {
-	case ColorNever:
-		r.SetColorProfile(termenv.Ascii)
-	case ColorAlways:
-		r.SetColorProfile(termenv.ANSI256)
-	}
+	r := termstyle.Renderer(w, c) // plain for pipes, files and NO_COLOR
 	return styles{
 		r:    r,
 		bold: r.NewStyle().Bold(true),
@@ -110,47 +134,58 @@ func (s styles) newTable(headers []string, numeric ...int) *table.Table {
 // WriteText writes the report as tables for people: the tools/list
 // footprint, the scenario's result sizes, then every check; failed checks
 // are explained below the tables in full.
-func WriteText(w io.Writer, r *Report, c Color) error {
-	s := newStyles(w, c)
+func WriteText(w io.Writer, r *Report, o TextOptions) error {
+	s := newStyles(w, o.Color)
+	width := 0
+	if o.Width > 0 {
+		width = max(o.Width, termstyle.MinWidth)
+	}
 	var b strings.Builder
+	// line writes text wrapped to the width, later pieces indented.
+	line := func(text string) {
+		for _, piece := range hanging(text, width, "    ") {
+			b.WriteString(piece + "\n")
+		}
+	}
 	fp := r.ToolsList
 
-	fmt.Fprintf(&b, "%s %s bytes, %s tokens (TypeScript adapter: %s bytes)\n",
-		s.bold.Render("tools/list"), thousands(fp.Bytes), thousands(fp.Tokens), thousands(fp.AnchorBytes))
-	t := s.newTable([]string{"tool", "bytes", "tokens", "description", "input schema", "output schema"}, 1, 2, 3, 4, 5)
+	line(fmt.Sprintf("%s %s bytes, %s tokens (TypeScript adapter: %s bytes)",
+		s.bold.Render("tools/list"), thousands(fp.Bytes), thousands(fp.Tokens), thousands(fp.AnchorBytes)))
+	g := grid{headers: []string{"tool", "bytes", "tokens", "description", "input schema", "output schema"}, numeric: []int{1, 2, 3, 4, 5}}
 	for _, tf := range fp.Tools {
-		t.Row(clean(tf.Name), thousands(tf.Bytes), thousands(tf.Tokens),
+		g.row(clean(tf.Name), thousands(tf.Bytes), thousands(tf.Tokens),
 			thousands(tf.DescriptionBytes), thousands(tf.InputSchemaBytes), thousands(tf.OutputSchemaBytes))
 	}
-	t.Row("all tools", thousands(fp.Bytes), thousands(fp.Tokens), "", "", "")
-	b.WriteString(t.Render() + "\n")
+	g.row("all tools", thousands(fp.Bytes), thousands(fp.Tokens), "", "", "")
+	b.WriteString(s.render(g, width))
 	in := fp.Instructions
-	fmt.Fprintf(&b, "%s %s bytes, %s characters, %s tokens\n\n",
-		s.bold.Render("instructions"), thousands(in.Bytes), thousands(in.Chars), thousands(in.Tokens))
+	line(fmt.Sprintf("%s %s bytes, %s characters, %s tokens",
+		s.bold.Render("instructions"), thousands(in.Bytes), thousands(in.Chars), thousands(in.Tokens)))
+	b.WriteString("\n")
 
 	if len(r.Results) > 0 {
-		fmt.Fprintf(&b, "%s of scenario %s\n", s.bold.Render("results"), clean(r.Scenario))
-		t := s.newTable([]string{"#", "call", "text bytes", "text chars", "text tokens", "structured bytes", "structured tokens"}, 0, 2, 3, 4, 5, 6)
+		line(fmt.Sprintf("%s of scenario %s", s.bold.Render("results"), clean(r.Scenario)))
+		g := grid{headers: []string{"#", "call", "text bytes", "text chars", "text tokens", "structured bytes", "structured tokens"}, numeric: []int{0, 2, 3, 4, 5, 6}}
 		shortened := false
 		for _, call := range r.Results {
 			label, cut := callLabel(call, 56)
 			shortened = shortened || cut
 			if call.Error != "" {
-				t.Row(fmt.Sprint(call.Seq), label, "no result", "", "", "", "")
+				g.row(fmt.Sprint(call.Seq), label, "no result", "", "", "", "")
 				continue
 			}
-			t.Row(fmt.Sprint(call.Seq), label,
+			g.row(fmt.Sprint(call.Seq), label,
 				thousands(call.Text.Bytes), thousands(call.Text.Chars), thousands(call.Text.Tokens),
 				thousands(call.Structured.Bytes), thousands(call.Structured.Tokens))
 		}
-		b.WriteString(t.Render() + "\n")
+		b.WriteString(s.render(g, width))
 		if shortened {
-			b.WriteString(s.dim.Render("(long arguments end in …; --json shows them in full)") + "\n")
+			line(s.dim.Render("(long arguments end in …; --json shows them in full)"))
 		}
 		b.WriteString("\n")
 	}
 
-	t = s.newTable([]string{"check", "measured", "budget", "headroom", "status"}, 1, 2, 3)
+	g = grid{headers: []string{"check", "of", "measured", "budget", "headroom", "status"}, numeric: []int{2, 3, 4}}
 	for _, ch := range r.Checks {
 		budget, headroom := "", ""
 		switch ch.Kind {
@@ -167,16 +202,24 @@ func WriteText(w io.Writer, r *Report, c Color) error {
 		if !ch.Pass {
 			status = s.bad.Render("FAIL")
 		}
-		t.Row(clean(ch.Name), thousands(ch.Measured)+" "+unit(ch.Unit, ch.Measured), budget, headroom, status)
+		g.row(clean(ch.Name), clean(ch.Subject), thousands(ch.Measured)+" "+unit(ch.Unit, ch.Measured), budget, headroom, status)
 	}
-	b.WriteString(t.Render() + "\n")
+	b.WriteString(s.render(g, width))
 
 	failed := r.Failed()
 	for _, ch := range failed {
-		fmt.Fprintf(&b, "%s %s: %s\n", s.bad.Render("FAIL"), clean(ch.Name), clean(ch.Message))
+		// Wrapped plain, then "FAIL" styled, so escape codes never split.
+		for i, piece := range hanging(fmt.Sprintf("FAIL %s: %s", clean(ch.Name), clean(ch.Message)), width, "    ") {
+			if i == 0 {
+				piece = s.bad.Render("FAIL") + strings.TrimPrefix(piece, "FAIL")
+			}
+			b.WriteString(piece + "\n")
+		}
 		if ch.Kind == Findings {
 			for _, f := range ch.Findings {
-				fmt.Fprintf(&b, "    - %s\n", clean(f))
+				for _, piece := range hanging("    - "+clean(f), width, "      ") {
+					b.WriteString(piece + "\n")
+				}
 			}
 		}
 	}
@@ -184,16 +227,88 @@ func WriteText(w io.Writer, r *Report, c Color) error {
 	if len(failed) > 0 {
 		verdict = s.bad.Render(fmt.Sprintf("%d of %d checks failed", len(failed), len(r.Checks)))
 	}
-	fmt.Fprintf(&b, "%s; tokens: %s\n", verdict, clean(r.Tokenizer))
+	line(fmt.Sprintf("%s; tokens: %s", verdict, clean(r.Tokenizer)))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+// grid is a table's content, kept so it can be laid out as a table or,
+// when the table is wider than the terminal, as one wrapped line a row.
+type grid struct {
+	headers []string
+	numeric []int // right-aligned columns
+	rows    [][]string
+}
+
+func (g *grid) row(cells ...string) { g.rows = append(g.rows, cells) }
+
+// render lays g out as a bordered table that fits width (0: any width), or
+// else as a list: per row its first cell, then "header value" for each
+// non-empty cell, wrapped with a hanging indent between pairs.
+func (s styles) render(g grid, width int) string {
+	t := s.newTable(g.headers, g.numeric...)
+	for _, r := range g.rows {
+		t.Row(r...)
+	}
+	out := t.Render() + "\n"
+	if width <= 0 || widest(out) <= width {
+		return out
+	}
+	var b strings.Builder
+	for _, r := range g.rows {
+		parts := []string{s.bold.Render(r[0])}
+		for i, cell := range r[1:] {
+			if cell != "" {
+				// No-break spaces keep a header with its value on one line.
+				nb := func(x string) string { return strings.ReplaceAll(x, " ", "\u00a0") }
+				parts = append(parts, s.dim.Render(nb(g.headers[i+1]))+"\u00a0"+nb(cell))
+			}
+		}
+		for _, piece := range hanging(strings.Join(parts, "  "), width, "    ") {
+			b.WriteString(piece + "\n")
+		}
+	}
+	return b.String()
+}
+
+// widest is the display width of the longest line of s.
+func widest(s string) int {
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		n = max(n, termstyle.Width(l))
+	}
+	return n
+}
+
+// hanging wraps text to width (0: not at all), every piece after the first
+// indented.
+func hanging(text string, width int, indent string) []string {
+	if width <= 0 {
+		return []string{text}
+	}
+	pieces := termstyle.Wrap(text, width-len(indent))
+	for i := 1; i < len(pieces); i++ {
+		pieces[i] = indent + pieces[i]
+	}
+	return pieces
+}
+
+// GitHubOptions says where the limits came from, for annotations that
+// point at them.
+type GitHubOptions struct {
+	// File is the budget file as the workflow sees it (budget.json), named
+	// in every error annotation.
+	File string
+	// Lines maps a limit key to its line in File (LimitLines); an
+	// annotation for a check named by a key carries the line.
+	Lines map[string]int
+}
+
 // WriteGitHub writes the text report followed by GitHub Actions workflow
-// commands: an error annotation per failed check and a notice with the
-// totals.
-func WriteGitHub(w io.Writer, r *Report) error {
-	if err := WriteText(w, r, ColorNever); err != nil {
+// commands: an error annotation per failed check, on the budget file and
+// the line of its limit where it has one, and a notice with the totals.
+func WriteGitHub(w io.Writer, r *Report, o GitHubOptions) error {
+	if err := WriteText(w, r, TextOptions{Color: ColorNever}); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -204,7 +319,19 @@ func WriteGitHub(w io.Writer, r *Report) error {
 				msg += "\n- " + clean(f)
 			}
 		}
-		fmt.Fprintf(&b, "::error title=%s::%s\n", ghProperty("budget: "+clean(ch.Name)), ghData(msg))
+		var props []string
+		if o.File != "" {
+			props = append(props, "file="+ghProperty(o.File))
+			if n := o.Lines[ch.Name]; n > 0 {
+				props = append(props, fmt.Sprintf("line=%d", n))
+			}
+		}
+		title := "budget: " + clean(ch.Name)
+		if ch.Subject != "" {
+			title += " (" + clean(ch.Subject) + ")"
+		}
+		props = append(props, "title="+ghProperty(title))
+		fmt.Fprintf(&b, "::error %s::%s\n", strings.Join(props, ","), ghData(msg))
 	}
 	status := "within budget"
 	if !r.Pass {

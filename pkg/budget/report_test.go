@@ -57,8 +57,12 @@ func TestReportFormats(t *testing.T) {
 		golden string
 		write  func(*bytes.Buffer) error
 	}{
-		{"report/table.txt", func(b *bytes.Buffer) error { return budget.WriteText(b, r, budget.ColorNever) }},
-		{"report/github.txt", func(b *bytes.Buffer) error { return budget.WriteGitHub(b, r) }},
+		{"report/table.txt", func(b *bytes.Buffer) error {
+			return budget.WriteText(b, r, budget.TextOptions{Color: budget.ColorNever})
+		}},
+		{"report/github.txt", func(b *bytes.Buffer) error {
+			return budget.WriteGitHub(b, r, budget.GitHubOptions{File: "budget.json", Lines: map[string]int{"results.query_records.text_max_bytes": 9}})
+		}},
 		{"report/report.json", func(b *bytes.Buffer) error { return budget.WriteJSON(b, r) }},
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -91,10 +95,10 @@ func TestReportJSONRoundTrip(t *testing.T) {
 func TestReportColor(t *testing.T) {
 	r := sampleReport(t)
 	var always, never bytes.Buffer
-	if err := budget.WriteText(&always, r, budget.ColorAlways); err != nil {
+	if err := budget.WriteText(&always, r, budget.TextOptions{Color: budget.ColorAlways}); err != nil {
 		t.Fatal(err)
 	}
-	if err := budget.WriteText(&never, r, budget.ColorNever); err != nil {
+	if err := budget.WriteText(&never, r, budget.TextOptions{Color: budget.ColorNever}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(always.Bytes(), []byte("\x1b[")) {
@@ -102,7 +106,7 @@ func TestReportColor(t *testing.T) {
 	}
 	// auto on a buffer (not a terminal) is plain.
 	var auto bytes.Buffer
-	if err := budget.WriteText(&auto, r, budget.ColorAuto); err != nil {
+	if err := budget.WriteText(&auto, r, budget.TextOptions{Color: budget.ColorAuto}); err != nil {
 		t.Fatal(err)
 	}
 	if auto.String() != never.String() {
@@ -119,8 +123,12 @@ func TestReportHostileText(t *testing.T) {
 		[]budget.Call{{Seq: 1, Source: "s:1", Method: "tools/call", Tool: hostile, Arguments: json.RawMessage(`{"q":"\u001b[2J"}`)}},
 		[]budget.Check{{Name: "tools.membership", Kind: budget.Exact, Message: "unexpected " + hostile}})
 	for name, write := range map[string]func(*bytes.Buffer) error{
-		"text":   func(b *bytes.Buffer) error { return budget.WriteText(b, r, budget.ColorNever) },
-		"github": func(b *bytes.Buffer) error { return budget.WriteGitHub(b, r) },
+		"text": func(b *bytes.Buffer) error {
+			return budget.WriteText(b, r, budget.TextOptions{Color: budget.ColorNever})
+		},
+		"github": func(b *bytes.Buffer) error {
+			return budget.WriteGitHub(b, r, budget.GitHubOptions{File: "budget.json", Lines: map[string]int{"results.query_records.text_max_bytes": 9}})
+		},
 	} {
 		var b bytes.Buffer
 		if err := write(&b); err != nil {

@@ -145,17 +145,17 @@ func CheckResults(calls []Call, l *Limits, allowErrors bool) []Check {
 			continue
 		}
 		for _, b := range []struct {
-			metric, unit string
-			measured     int
-			limit        int
-			what         string
+			key, unit string
+			measured  int
+			limit     int
+			what      string
 		}{
-			{"text_bytes", "bytes", c.Text.Bytes, lim.TextMaxBytes, "content[] text"},
-			{"text_chars", "chars", c.Text.Chars, lim.TextMaxChars, "content[] text"},
-			{"structured_bytes", "bytes", c.Structured.Bytes, lim.StructuredMaxBytes, "structuredContent"},
+			{"text_max_bytes", "bytes", c.Text.Bytes, lim.TextMaxBytes, "content[] text"},
+			{"text_max_chars", "chars", c.Text.Chars, lim.TextMaxChars, "content[] text"},
+			{"structured_max_bytes", "bytes", c.Structured.Bytes, lim.StructuredMaxBytes, "structuredContent"},
 		} {
 			if b.limit > 0 {
-				checks = append(checks, atMost(prefix+"."+b.metric, b.unit, b.measured, b.limit, at+" "+b.what))
+				checks = append(checks, atMost("results."+c.Label()+"."+b.key, fmt.Sprintf("call %d", c.Seq), b.unit, b.measured, b.limit, at+" "+b.what))
 			}
 		}
 	}

@@ -176,17 +176,21 @@ func TestCheckResults(t *testing.T) {
 		if len(c.Findings) > 0 {
 			msg += ": " + strings.Join(c.Findings, "; ")
 		}
-		got = append(got, row{c.Name, c.Pass, msg})
+		name := c.Name
+		if c.Subject != "" {
+			name += " (" + c.Subject + ")"
+		}
+		got = append(got, row{name, c.Pass, msg})
 	}
 	want := []row{
-		{"result[1].search.text_bytes", true, ""},
-		{"result[1].search.structured_bytes", true, ""},
-		{"result[2].search.text_bytes", false, "c:4 (search) content[] text: 1,900 bytes, 100 over the budget of 1,800"},
-		{"result[2].search.structured_bytes", true, ""},
-		{"result[3].aggregate.text_chars", false, "c:5 (aggregate) content[] text: 401 chars, 1 over the budget of 400"},
+		{"results.search.text_max_bytes (call 1)", true, ""},
+		{"results.search.structured_max_bytes (call 1)", true, ""},
+		{"results.search.text_max_bytes (call 2)", false, "c:4 (search) content[] text: 1,900 bytes, 100 over the budget of 1,800"},
+		{"results.search.structured_max_bytes (call 2)", true, ""},
+		{"results.aggregate.text_max_chars (call 3)", false, "c:5 (aggregate) content[] text: 401 chars, 1 over the budget of 400"},
 		{"result[4].fetch.call", false, "c:6 (fetch) produced no result: $first_fetch_id is not set"},
 		{"result[5].schema.call", false, "c:7 (schema) returned an error result (mark the line with ! when that is the point, or pass --allow-errors): invalid_arguments: stream is not granted"},
-		{"result[5].schema.text_bytes", true, ""},
+		{"results.schema.text_max_bytes (call 5)", true, ""},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("checks (-want +got):\n%s", diff)

@@ -71,9 +71,7 @@ func Completion(env *Env) func(context.Context, *mcp.CompleteRequest) (*mcp.Comp
 		}
 		names, err := grantedStreams(ctx, &e)
 		if err != nil {
-			// The request carries nothing the user typed, so the error is
-			// safe to log whole.
-			e.Logger.DebugContext(ctx, "stream completion failed", "error", err)
+			e.Logger.DebugContext(ctx, "stream completion failed", errorAttrs(err)...)
 			return nil, resourceError(&e, streamTemplate, err)
 		}
 		var values []string
@@ -114,12 +112,14 @@ func grantedStreams(ctx context.Context, env *Env) ([]string, error) {
 // registerResources adds the resource templates to s.
 func registerResources(s *mcp.Server, env *Env) {
 	for _, rt := range resourceTemplates {
-		read := rt.read
+		read, tmpl := rt.read, rt.tmpl
 		s.AddResourceTemplate(rt.tmpl, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			uri := req.Params.URI
 			c, err := read(ctx, env, uri)
 			if err != nil {
-				env.Logger.DebugContext(ctx, "resource read failed", "uri", uri, "error", err)
+				// The template, not the URI: a record or field-window URI
+				// names a record and can carry the text searched for.
+				env.Logger.DebugContext(ctx, "resource read failed", append([]any{"template", tmpl.URITemplate}, errorAttrs(err)...)...)
 				return nil, resourceError(env, uri, err)
 			}
 			c.URI = uri
