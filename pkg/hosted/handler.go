@@ -277,7 +277,7 @@ func isPrintable(s string) bool {
 
 // serveMCP authorises the request, then hands it to the SDK.
 func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
-	base, viaProxy, herr := h.resolveOrigin(r)
+	base, open, herr := h.resolveOrigin(r)
 	if herr != nil {
 		st.reason = "host"
 		writeError(w, http.StatusMisdirectedRequest, st.id, *herr)
@@ -375,7 +375,7 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-	if viaProxy {
+	if open {
 		h.open.ServeHTTP(w, r)
 		return
 	}

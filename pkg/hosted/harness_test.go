@@ -112,7 +112,7 @@ func (g *gateway) do(t testing.TB, r req) exchange {
 		}
 		hr.Header.Set(k, v)
 	}
-	resp, err := g.srv.Client().Do(hr)
+	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,3 +156,10 @@ func prefixes(s ...string) []netip.Prefix {
 	}
 	return out
 }
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func rsOptions() rs.Options { return rs.Options{} }

@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// resolveOrigin returns the public origin to advertise for r, and whether r
-// came through a trusted proxy. A host-derived origin (no public URL, or a
+// resolveOrigin returns the public origin to advertise for r, and whether the
+// SDK's loopback Host check can be skipped for it (a trusted proxy, the
+// configured public host, or an allowlisted host). A host-derived origin (no public URL, or a
 // loopback public URL rebased onto a proxy's forwarded host) is accepted only
 // for a loopback/private host or an allowlisted one: otherwise an attacker
 // choosing the Host header would choose where clients are sent for
@@ -25,7 +26,9 @@ func (h *Handler) resolveOrigin(r *http.Request) (string, bool, *apiError) {
 		}
 	}
 	if h.public != nil && !(isLoopbackHost(h.public.Hostname()) && fwdHost != "") {
-		return h.public.Scheme + "://" + h.public.Host, viaProxy, nil
+		// A request for the configured public host cannot be a DNS
+		// rebinding attack, so the SDK's loopback Host check may let it in.
+		return h.public.Scheme + "://" + h.public.Host, viaProxy || strings.EqualFold(r.Host, h.public.Host), nil
 	}
 	host := r.Host
 	if fwdHost != "" {
@@ -42,7 +45,9 @@ func (h *Handler) resolveOrigin(r *http.Request) (string, bool, *apiError) {
 		return "", viaProxy, &apiError{Code: "misdirected_request",
 			Message: "Host-derived metadata requires a local/private request host or a trusted-hosts allowlist; configure the public URL"}
 	}
-	return proto + "://" + strings.ToLower(host), viaProxy, nil
+	// An allowlisted host was named by the operator: the SDK's loopback
+	// Host check would refuse it behind a same-host proxy.
+	return proto + "://" + strings.ToLower(host), viaProxy || h.hostAllowed(host), nil
 }
 
 func firstValue(v string) string {
