@@ -98,16 +98,17 @@ stdout is reserved for MCP protocol messages. Diagnostics go to stderr.`
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
-		Name:            cmdName,
-		Usage:           "serve a PDPP grant to MCP clients over stdio",
-		UsageText:       cmdName + " --provider-url <url> [--cache-root <dir>] [flags]\n" + cmdName + " --demo [flags]",
+		Name:  cmdName,
+		Usage: "serve a PDPP grant to MCP clients over stdio",
+		UsageText: cmdName + " --provider-url <url> [--cache-root <dir>] [flags]\n" + cmdName + " --demo [flags]\n" +
+			cmdName + " --http <addr> --provider-url <url> [--public-url <url>] [flags]   (hosted MCP over HTTP)",
 		Description:     description,
 		Version:         server.Version(),
 		HideHelpCommand: true,
 		// Help and version go to stderr: stdout belongs to JSON-RPC.
 		Writer:    stderr,
 		ErrWriter: stderr,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "provider-url", EnvVars: []string{"PDPP_PROVIDER_URL"},
 				Usage: "resource server base `URL`, the one given to pdpp connect"},
 			&cli.StringFlag{Name: "cache-root", EnvVars: []string{"PDPP_CACHE_ROOT"},
@@ -122,7 +123,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Usage: "stderr log `LEVEL`: debug, info, warn or error"},
 			&cli.BoolFlag{Name: "demo",
 				Usage: "serve a sample dataset from an in-process resource server (no credential cache; --provider-url is ignored)"},
-		},
+		}, httpFlags()...),
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErrorf("%s", err)
 		},
@@ -178,6 +179,9 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usageErrorf("--timeout must be positive, got %s", cfg.timeout)
 	case cfg.maxBytes <= 0:
 		return usageErrorf("--max-response-bytes must be positive, got %d", cfg.maxBytes)
+	}
+	if c.IsSet("http") {
+		return serveHTTP(c, cfg) // hosted mode: http.go
 	}
 	if c.Bool("demo") {
 		return serveDemo(c.Context, cfg)
