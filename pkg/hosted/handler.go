@@ -121,6 +121,7 @@ type Handler struct {
 	open     *mcp.StreamableHTTPHandler
 	limiter  *limiter
 	caps     *capCaches
+	servers  *serverCache
 	meta     *metadataCache
 }
 
@@ -170,6 +171,7 @@ func New(o Options) (*Handler, error) {
 	h.guarded, h.open = mk(false), mk(true)
 	h.limiter = newLimiter(h.o.MaxInFlightPerToken)
 	h.caps = newCapCaches(DefaultCapabilityCaches)
+	h.servers = newServerCache(DefaultServerCacheEntries)
 	h.meta = &metadataCache{h: h, ttl: 5 * time.Minute}
 	return h, nil
 }
@@ -403,14 +405,21 @@ func rpcNames(body []byte) (method, tool string) {
 	return method, tool
 }
 
-// serverFor is the SDK's getServer: one server per request, built once
-// (the SDK asks twice per POST).
+// serverFor is the SDK's getServer (asked twice per POST): the server of
+// this request's credential and origin, reused across its requests.
 func (h *Handler) serverFor(r *http.Request) *mcp.Server {
 	st, _ := r.Context().Value(stateKey{}).(*reqState)
 	if st == nil || st.principal == nil {
 		return nil // not reachable: serveMCP authorises first
 	}
-	st.once.Do(func() { st.srv = h.newServer(st) })
+	st.once.Do(func() {
+		if st.pkgRS != nil {
+			// Package readers are resolved per request; do not keep them.
+			st.srv = h.newServer(st)
+			return
+		}
+		st.srv = h.servers.get(serverKey{st.hash, st.base}, func() *mcp.Server { return h.newServer(st) })
+	})
 	return st.srv
 }
 
