@@ -16,6 +16,9 @@ const (
 	DefaultNegativeTTL   = 5 * time.Second
 	DefaultCacheEntries  = 10_000
 	DefaultVerifyWorkers = 16
+
+	// flightTimeout bounds one shared verification, waiting included.
+	flightTimeout = 30 * time.Second
 )
 
 // CacheOptions configures NewCachedVerifier.
@@ -102,13 +105,14 @@ func (c *CachedVerifier) Verify(ctx context.Context, token string) (*Principal, 
 		if p, err, ok := c.lookup(key); ok {
 			return p, err
 		}
-		// The flight outlives any one caller's cancellation, but not the
-		// verifier's own bounds.
-		fctx := context.WithoutCancel(ctx)
+		// The flight is shared, so no one caller's cancellation may end it;
+		// it is bounded by flightTimeout and the verifier's own timeouts.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightTimeout)
+		defer cancel()
 		select {
 		case c.sem <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		case <-fctx.Done():
+			return nil, fctx.Err()
 		}
 		defer func() { <-c.sem }()
 		c.calls.Add(1)

@@ -293,6 +293,21 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 			Message: "Origin " + strconv.Quote(r.Header.Get("Origin")) + " is not allowed to call this MCP endpoint"})
 		return
 	}
+	if o := r.Header.Get("Origin"); o != "" {
+		// An allowed browser origin may read the answer, the challenge
+		// included.
+		w.Header().Set("Access-Control-Allow-Origin", o)
+		w.Header().Set("Access-Control-Expose-Headers", "WWW-Authenticate, Link, Request-Id, Retry-After")
+		w.Header().Add("Vary", "Origin")
+	}
+	if r.Method == http.MethodOptions {
+		// CORS preflight carries no credentials; it reveals nothing.
+		w.Header().Set("Access-Control-Allow-Methods", "POST")
+		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Request-Id")
+		w.Header().Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	token = strings.TrimSpace(token)
 	if !ok || token == "" {

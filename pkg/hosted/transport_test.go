@@ -50,6 +50,15 @@ func TestTransportErrors(t *testing.T) {
 			}
 		})
 	}
+	// A CORS preflight from an allowed origin needs no bearer.
+	pre := g.do(t, req{method: http.MethodOptions, noMCPHd: true, header: map[string]string{"Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST"}})
+	if pre.status != http.StatusNoContent || pre.header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" ||
+		!strings.Contains(pre.header.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Errorf("preflight: %d %v", pre.status, pre.header)
+	}
+	if x := g.do(t, req{method: http.MethodOptions, noMCPHd: true, header: map[string]string{"Origin": "https://evil.example"}}); x.status != 403 {
+		t.Errorf("preflight from a foreign origin: %d", x.status)
+	}
 	// Transport checks never run before authorisation.
 	x := g.do(t, req{method: http.MethodGet, noMCPHd: true})
 	if x.status != 401 {
