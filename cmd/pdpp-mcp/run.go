@@ -67,12 +67,13 @@ to stderr.`
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
-		Name:        cmdName,
-		Usage:       "serve a PDPP grant to MCP clients over stdio",
-		UsageText:   cmdName + " --provider-url <url> [--cache-root <dir>] [flags]\n" + cmdName + " --demo [flags]",
+		Name:  cmdName,
+		Usage: "serve a PDPP grant to MCP clients over stdio",
+		UsageText: cmdName + " --provider-url <url> [--cache-root <dir>] [flags]\n" + cmdName + " --demo [flags]\n" +
+			cmdName + " --http <addr> --provider-url <url> [--public-url <url>] [flags]   (hosted MCP over HTTP)",
 		Description: description,
 		Version:     server.Version(),
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "provider-url", EnvVars: []string{"PDPP_PROVIDER_URL"},
 				Usage: "resource server base `URL`, the one given to pdpp connect"},
 			&cli.StringFlag{Name: "cache-root", EnvVars: []string{"PDPP_CACHE_ROOT"},
@@ -87,7 +88,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Usage: "stderr log `LEVEL`: debug, info, warn or error"},
 			&cli.BoolFlag{Name: "demo",
 				Usage: "serve a sample dataset from an in-process resource server (no credential cache; --provider-url is ignored)"},
-		},
+		}, httpFlags()...),
 		Action: func(c *cli.Context) error { return action(c, stdin, stdout, stderr) },
 	}
 	cmdexit.Configure(app, stdout, stderr)
@@ -135,6 +136,9 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usageErrorf("--timeout must be positive, got %s", cfg.timeout)
 	case cfg.maxBytes <= 0:
 		return usageErrorf("--max-response-bytes must be positive, got %d", cfg.maxBytes)
+	}
+	if c.IsSet("http") {
+		return serveHTTP(c, cfg) // hosted mode: http.go
 	}
 	if c.Bool("demo") {
 		return serveDemo(c.Context, cfg)

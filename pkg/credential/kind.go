@@ -22,6 +22,11 @@ type Verdict struct {
 	// Reported is false when the RS did not say (no bearer.token_kind);
 	// the token is then not known to be an owner token.
 	Reported bool
+	// Kind is bearer.token_kind as reported (trimmed), "" when absent.
+	Kind string
+	// GrantID and ClientID are bearer.grant_id and bearer.client_id, when
+	// the RS names them.
+	GrantID, ClientID string
 }
 
 // ProbeKind asks the resource server what kind of token get sends:
@@ -44,10 +49,14 @@ func ProbeKind(ctx context.Context, get Getter) (Verdict, error) {
 		return Verdict{}, &ProbeError{Err: &rs.TransportError{
 			Code: rs.CodeInvalidResponse, Status: resp.Status, RequestID: resp.RequestID, BaseURL: resp.BaseURL, Err: err}}
 	}
-	kind := gjson.GetBytes(resp.Body, "bearer.token_kind")
+	b := gjson.GetBytes(resp.Body, "bearer")
+	kind := b.Get("token_kind")
 	return Verdict{
 		Owner:    kind.Type == gjson.String && strings.EqualFold(strings.TrimSpace(kind.Str), "owner"),
 		Reported: kind.Type == gjson.String,
+		Kind:     strings.TrimSpace(kind.Str),
+		GrantID:  b.Get("grant_id").Str,
+		ClientID: b.Get("client_id").Str,
 	}, nil
 }
 

@@ -265,6 +265,7 @@ func (s *Server) routes() {
 	s.mountFieldWindow(m)
 	s.mountBlobs(m)
 	s.mountMetadata(m)
+	s.mountIntrospection(m)
 	m.HandleFunc("/", s.public(handleNoRoute))
 }
 

@@ -5,11 +5,30 @@
 // Run: scripts/ts-client-check/run.sh (builds the binary, installs the SDK).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { spawn } from "node:child_process";
 
 const bin = process.argv[2];
+const overHTTP = process.argv[3] === "--http";
 if (!bin) {
-  console.error("usage: node check.mjs PATH_TO_PDPP_MCP");
+  console.error("usage: node check.mjs PATH_TO_PDPP_MCP [--http]");
   process.exit(2);
+}
+
+// startHosted runs `pdpp-mcp --demo --http 127.0.0.1:0` and reads the
+// endpoint and the client token it prints.
+function startHosted() {
+  const child = spawn(bin, ["--demo", "--http", "127.0.0.1:0", "--access-log=false"], { stdio: ["ignore", "ignore", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let err = "";
+    child.stderr.on("data", (chunk) => {
+      err += chunk;
+      const url = err.match(/serving hosted MCP at (\S+)/);
+      const token = err.match(/client \(served\):\s+(\S+)/);
+      if (url && token) resolve({ child, url: url[1], token: token[1] });
+    });
+    child.on("exit", (code) => reject(new Error(`pdpp-mcp exited ${code}: ${err}`)));
+  });
 }
 
 const calls = [
@@ -35,7 +54,15 @@ const calls = [
 ];
 
 const client = new Client({ name: "ts-client-check", version: "1.0.0" });
-await client.connect(new StdioClientTransport({ command: bin, args: ["--demo"], stderr: "ignore" }));
+let hosted;
+if (overHTTP) {
+  hosted = await startHosted();
+  await client.connect(new StreamableHTTPClientTransport(new URL(hosted.url), {
+    requestInit: { headers: { Authorization: `Bearer ${hosted.token}` } },
+  }));
+} else {
+  await client.connect(new StdioClientTransport({ command: bin, args: ["--demo"], stderr: "ignore" }));
+}
 await client.listTools(); // the client caches output schemas from this list
 
 let failed = 0;
@@ -55,5 +82,6 @@ for (const [name, args, wantError] of calls) {
   }
 }
 await client.close();
+hosted?.child.kill();
 console.log(`${calls.length - failed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,582 @@
+// Package hosted serves the PDPP MCP tools over stateless Streamable HTTP at
+// /mcp, for remote MCP hosts that cannot launch a local process.
+//
+// Every request is authorised before any MCP processing: the bearer is
+// verified (Verifier), owner tokens are refused, and the verified client
+// bearer is the one the tools send to the configured resource server, and
+// only there. Each request gets its own cheap MCP server; there are no
+// sessions.
+//
+// The Handler answers /mcp, /.well-known/oauth-protected-resource/mcp,
+// /icon.svg, /healthz and /readyz. An embedding resource server mounts it at
+// those paths (or only at /mcp and /icon.svg when it serves its own
+// metadata).
+package hosted
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
+)
+
+// Paths the Handler answers.
+const (
+	PathMCP      = "/mcp"
+	PathMetadata = "/.well-known/oauth-protected-resource/mcp"
+	PathIcon     = "/icon.svg"
+	PathHealth   = "/healthz"
+	PathReady    = "/readyz"
+)
+
+// Defaults applied by New for zero options.
+const (
+	DefaultMaxBodyBytes        int64 = 1 << 20
+	DefaultMaxInFlightPerToken       = 32
+)
+
+// PackageResolver gives the RS reader for an mcp_package principal (the
+// package's member grants). Hosts that resolve packages pass one; without it
+// package tokens are refused with 403.
+type PackageResolver func(ctx context.Context, p *Principal, token string) (tools.RS, error)
+
+// Options configures New.
+type Options struct {
+	// ProviderURL is the resource server the tools read from, with the
+	// caller's bearer. Required.
+	ProviderURL string
+	// PublicURL is the origin clients use to reach this handler
+	// (https://mcp.example.com); /mcp, the metadata and the icon are
+	// advertised under it. Empty: derived from each request's Host, which
+	// is accepted only for loopback/private hosts or TrustedHosts.
+	PublicURL string
+	// Verifier decides what each bearer is. Required; wrap it in a
+	// CachedVerifier unless it caches itself.
+	Verifier Verifier
+	// Packages serves mcp_package tokens; nil refuses them.
+	Packages PackageResolver
+	// TrustedProxies are the peers whose X-Forwarded-Proto/Host are
+	// believed. Requests from them skip the SDK's loopback Host check (the
+	// proxy is expected to send the public Host).
+	TrustedProxies []netip.Prefix
+	// TrustedHosts lets a host-derived origin be used for these hosts
+	// (exact host, host:port, or *.suffix).
+	TrustedHosts []string
+	// AllowedOrigins are browser origins accepted besides the public one.
+	AllowedOrigins []string
+	// AuthorizationServers is advertised in the metadata; empty means the
+	// ones the resource server's own metadata names (fetched and cached).
+	AuthorizationServers []string
+	// HTTPClient is shared by every RS client of the handler; nil gives
+	// the handler one of its own.
+	HTTPClient *http.Client
+	// RSTimeout and RSMaxBodyBytes bound each RS call; 0 means the rs
+	// package defaults.
+	RSTimeout      time.Duration
+	RSMaxBodyBytes int64
+	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxInFlightPerToken bounds concurrent /mcp requests per bearer;
+	// excess gets 429. 0 means DefaultMaxInFlightPerToken.
+	MaxInFlightPerToken int
+	// Name and Version are serverInfo's; empty means the server defaults.
+	Name, Version string
+	// Logger receives one access line per request and diagnostics; nil
+	// discards.
+	Logger *slog.Logger
+	// AccessLog turns the per-request access line on.
+	AccessLog bool
+	// Metrics, when set, is told about every request and RS call.
+	Metrics *Metrics
+}
+
+// Handler is the hosted MCP endpoint. It is safe for concurrent use.
+type Handler struct {
+	o        Options
+	provider string
+	public   *url.URL // nil: host-derived
+	hc       *http.Client
+	log      *slog.Logger
+	guarded  *mcp.StreamableHTTPHandler
+	open     *mcp.StreamableHTTPHandler
+	limiter  *limiter
+	caps     *tools.CapabilityCache
+	servers  *serverCache
+	meta     *metadataCache
+}
+
+// New validates o and returns a Handler.
+func New(o Options) (*Handler, error) {
+	if o.Verifier == nil {
+		return nil, errors.New("hosted: Options.Verifier is required")
+	}
+	provider, err := normaliseOrigin(o.ProviderURL, true)
+	if err != nil {
+		return nil, fmt.Errorf("hosted: provider URL: %w", err)
+	}
+	h := &Handler{o: o, provider: provider, hc: o.HTTPClient, log: o.Logger}
+	if o.PublicURL != "" {
+		pub, err := normaliseOrigin(o.PublicURL, false)
+		if err != nil {
+			return nil, fmt.Errorf("hosted: public URL: %w", err)
+		}
+		h.public, _ = url.Parse(pub)
+	}
+	if h.hc == nil {
+		h.hc = &http.Client{Transport: &http.Transport{
+			Proxy: http.ProxyFromEnvironment, MaxIdleConns: 128, MaxIdleConnsPerHost: 64,
+			IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second,
+		}}
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.o.MaxBodyBytes <= 0 {
+		h.o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if h.o.MaxInFlightPerToken <= 0 {
+		h.o.MaxInFlightPerToken = DefaultMaxInFlightPerToken
+	}
+	sdkLog := slog.New(quietHandler{h.log.Handler()})
+	mk := func(disableLoopbackCheck bool) *mcp.StreamableHTTPHandler {
+		return mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{
+			Stateless:                    true,
+			JSONResponse:                 true,
+			Logger:                       sdkLog,
+			DisableLocalhostProtection:   disableLoopbackCheck,
+			MaxRequestBodyBytes:          h.o.MaxBodyBytes,
+			PropagateRequestCancellation: true,
+		})
+	}
+	h.guarded, h.open = mk(false), mk(true)
+	h.limiter = newLimiter(h.o.MaxInFlightPerToken)
+	// One expand-check cache for every credential: its keys carry the
+	// token hash, so no answer read with one token serves another.
+	h.caps = tools.NewCapabilityCache()
+	h.servers = newServerCache(DefaultServerCacheEntries)
+	h.meta = &metadataCache{h: h, ttl: 5 * time.Minute}
+	return h, nil
+}
+
+// normaliseOrigin checks an absolute http(s) URL without credentials, query
+// or fragment and returns it without a trailing slash. A public URL must
+// also have no path: it is an origin.
+func normaliseOrigin(raw string, pathOK bool) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	switch {
+	case err != nil:
+		return "", errors.New("not a valid URL")
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		return "", fmt.Errorf("%q is not an absolute http or https URL", u.Redacted())
+	case u.User != nil, u.RawQuery != "", u.Fragment != "":
+		return "", fmt.Errorf("%q must not carry credentials, a query or a fragment", u.Redacted())
+	case !pathOK && strings.Trim(u.Path, "/") != "":
+		return "", fmt.Errorf("%q must be an origin (scheme://host[:port]) without a path", u.Redacted())
+	}
+	return u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"), nil
+}
+
+// ServeHTTP routes by path.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	st := &reqState{id: requestID(r)}
+	rec.Header().Set("Request-Id", st.id)
+	switch r.URL.Path {
+	case PathMCP:
+		h.serveMCP(rec, r, st)
+	case PathMetadata:
+		h.serveMetadata(rec, r, st)
+	case PathIcon:
+		serveIcon(rec, r)
+	case PathHealth:
+		writePlain(rec, http.StatusOK, "ok\n")
+	case PathReady:
+		h.serveReady(rec, r)
+	default:
+		writeError(rec, http.StatusNotFound, st.id, apiError{Code: "not_found", Message: "Route " + r.Method + " " + r.URL.Path + " not found"})
+	}
+	d := time.Since(start)
+	if h.o.Metrics != nil {
+		h.o.Metrics.observeRequest(r.URL.Path, rec.status, st.tool, d)
+	}
+	if h.o.AccessLog {
+		attrs := []slog.Attr{
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
+			slog.Duration("latency", d), slog.Int64("bytes", rec.bytes),
+		}
+		if st.rpc != "" {
+			attrs = append(attrs, slog.String("rpc", st.rpc))
+		}
+		if st.tool != "" {
+			attrs = append(attrs, slog.String("tool", st.tool))
+		}
+		if st.hash != "" {
+			attrs = append(attrs, slog.String("token", st.hash[:12]))
+		}
+		if st.reason != "" {
+			attrs = append(attrs, slog.String("reason", st.reason))
+		}
+		attrs = append(attrs, slog.String("request_id", st.id))
+		h.log.LogAttrs(r.Context(), slog.LevelInfo, "http", attrs...)
+	}
+}
+
+// reqState is what one request accumulates on its way through.
+type reqState struct {
+	id     string
+	base   string // public origin for this request
+	hash   string
+	rpc    string
+	tool   string
+	reason string
+
+	token     string
+	principal *Principal
+	pkgRS     tools.RS
+
+	once sync.Once
+	srv  *mcp.Server
+}
+
+type stateKey struct{}
+
+func requestID(r *http.Request) string {
+	if id := r.Header.Get("Request-Id"); id != "" && len(id) <= 200 && isPrintable(id) {
+		return id
+	}
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "req_" + hex.EncodeToString(b)
+}
+
+func isPrintable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// serveMCP authorises the request, then hands it to the SDK.
+func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
+	base, open, herr := h.resolveOrigin(r)
+	if herr != nil {
+		st.reason = "host"
+		writeError(w, http.StatusMisdirectedRequest, st.id, *herr)
+		return
+	}
+	st.base = base
+	w.Header().Set("Link", "<"+base+PathIcon+`>; rel="icon"; type="image/svg+xml"`)
+	if !h.originAllowed(r, base) {
+		st.reason = "origin"
+		writeError(w, http.StatusForbidden, st.id, apiError{Code: "forbidden_origin",
+			Message: "Origin " + strconv.Quote(r.Header.Get("Origin")) + " is not allowed to call this MCP endpoint"})
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		// An allowed browser origin may read the answer, the challenge
+		// included.
+		w.Header().Set("Access-Control-Allow-Origin", o)
+		w.Header().Set("Access-Control-Expose-Headers", "WWW-Authenticate, Link, Request-Id, Retry-After")
+		w.Header().Add("Vary", "Origin")
+	}
+	if r.Method == http.MethodOptions {
+		// CORS preflight carries no credentials; it reveals nothing.
+		w.Header().Set("Access-Control-Allow-Methods", "POST")
+		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Request-Id")
+		w.Header().Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token = strings.TrimSpace(token)
+	if !ok || token == "" {
+		st.reason = "no_bearer"
+		h.refuse(w, st, errMissingBearer)
+		return
+	}
+	st.hash = TokenHash(token)
+	p, err := h.o.Verifier.Verify(r.Context(), token)
+	if err != nil {
+		var ae *AuthError
+		if errors.As(err, &ae) {
+			st.reason = ae.Code
+			h.refuse(w, st, ae)
+			return
+		}
+		if r.Context().Err() != nil {
+			st.reason = "canceled"
+			w.status = 499
+			return
+		}
+		st.reason = "verifier_unavailable"
+		h.log.Warn("could not verify a bearer", "token", st.hash[:12], "error", err, "request_id", st.id)
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "verifier_unavailable",
+			Message: "The resource server could not confirm this token right now; retry shortly"})
+		return
+	}
+	switch p.Kind {
+	case KindClient:
+	case KindPackage:
+		if h.o.Packages == nil {
+			st.reason = "package_token"
+			writeError(w, http.StatusForbidden, st.id, apiError{Code: "package_tokens_unsupported",
+				Message: "This MCP gateway serves grant-scoped client tokens only. MCP package tokens are served by the provider's own /mcp endpoint; connect to that, or authorize a single grant (client token) for this endpoint."})
+			return
+		}
+		if st.pkgRS, err = h.o.Packages(r.Context(), p, token); err != nil {
+			var ae *AuthError
+			if errors.As(err, &ae) {
+				st.reason = ae.Code
+				h.refuse(w, st, ae)
+				return
+			}
+			st.reason = "package_unavailable"
+			writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "package_unavailable", Message: "The grant package could not be resolved right now; retry shortly"})
+			return
+		}
+	default:
+		st.reason = "kind_" + string(p.Kind)
+		writeError(w, http.StatusForbidden, st.id, apiError{Code: "permission_error",
+			Message: "MCP requires a grant-scoped client or MCP package token. Owner-agent bearers are REST/control-plane credentials; use owner-agent REST onboarding for local owner automation."})
+		return
+	}
+	st.token, st.principal = token, p
+
+	release, ok := h.limiter.acquire(st.hash)
+	if !ok {
+		st.reason = "too_many_in_flight"
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, st.id, apiError{Code: "rate_limit_exceeded",
+			Message: fmt.Sprintf("More than %d requests with this token are in flight; retry when one finishes", h.o.MaxInFlightPerToken)})
+		return
+	}
+	defer release()
+
+	if r.Method == http.MethodPost {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				st.reason = "body_too_large"
+				writeError(w, http.StatusRequestEntityTooLarge, st.id, apiError{Code: "request_entity_too_large",
+					Message: fmt.Sprintf("Request body larger than %d bytes", h.o.MaxBodyBytes)})
+				return
+			}
+			st.reason = "body_unreadable"
+			writeError(w, http.StatusBadRequest, st.id, apiError{Code: "invalid_request", Message: "Request body could not be read"})
+			return
+		}
+		st.rpc, st.tool = rpcNames(body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+	if open {
+		h.open.ServeHTTP(w, r)
+		return
+	}
+	h.guarded.ServeHTTP(w, r)
+}
+
+// rpcNames reads the JSON-RPC method and, for tools/call, the tool name, for
+// the access log and metrics. Nothing else of the body is looked at.
+func rpcNames(body []byte) (method, tool string) {
+	b := bytes.TrimSpace(body)
+	if len(b) > 0 && b[0] == '[' {
+		return "batch", ""
+	}
+	res := gjson.GetManyBytes(b, "method", "params.name")
+	method = res[0].Str
+	if method == "tools/call" {
+		tool = res[1].Str
+	}
+	if len(method) > 64 {
+		method = method[:64]
+	}
+	if len(tool) > 64 {
+		tool = tool[:64]
+	}
+	return method, tool
+}
+
+// serverFor is the SDK's getServer (asked twice per POST): the server of
+// this request's credential and origin, reused across its requests.
+func (h *Handler) serverFor(r *http.Request) *mcp.Server {
+	st, _ := r.Context().Value(stateKey{}).(*reqState)
+	if st == nil || st.principal == nil {
+		return nil // not reachable: serveMCP authorises first
+	}
+	st.once.Do(func() {
+		if st.pkgRS != nil {
+			// Package readers are resolved per request; do not keep them.
+			st.srv = h.newServer(st)
+			return
+		}
+		st.srv = h.servers.get(serverKey{st.hash, st.base}, func() *mcp.Server { return h.newServer(st) })
+	})
+	return st.srv
+}
+
+func (h *Handler) newServer(st *reqState) *mcp.Server {
+	var reader tools.RS = st.pkgRS
+	if reader == nil {
+		token := st.token
+		c, err := rs.New(rs.Options{
+			BaseURL:      h.provider,
+			Token:        func() string { return token },
+			HTTPClient:   h.hc,
+			Timeout:      h.o.RSTimeout,
+			MaxBodyBytes: h.o.RSMaxBodyBytes,
+			Logger:       h.log,
+		})
+		if err != nil {
+			// The provider URL was validated in New.
+			h.log.Error("build RS client", "error", err)
+			return nil
+		}
+		reader = c
+		if h.o.Metrics != nil {
+			reader = h.o.Metrics.wrapRS(c)
+		}
+	}
+	return server.New(server.Options{
+		RS:            reader,
+		ProviderURL:   h.provider,
+		Name:          h.o.Name,
+		Version:       h.o.Version,
+		Logger:        h.log,
+		Icons:         []mcp.Icon{{Source: st.base + PathIcon, MIMEType: "image/svg+xml", Sizes: []string{"any"}}},
+		Mode:          tools.ModeHosted,
+		Capabilities:  h.caps,
+		CredentialKey: func() string { return st.hash },
+	})
+}
+
+// refuse answers a refused bearer: 401 with the RFC 9728 challenge, or 403.
+func (h *Handler) refuse(w *recorder, st *reqState, ae *AuthError) {
+	e := apiError{Code: ae.Code, Message: ae.Message}
+	if ae.Status == http.StatusUnauthorized {
+		prm := st.base + PathMetadata
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+quoteEscape(prm)+`"`)
+		e.ResourceMetadata = prm
+		e.NextStep = "Fetch error.resource_metadata, then obtain a grant-scoped client token from one of its authorization_servers for the resource it names; owner tokens are refused."
+	}
+	writeError(w, ae.Status, st.id, e)
+}
+
+func quoteEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
+}
+
+// apiError is the PDPP error object, in the reference's key order.
+type apiError struct {
+	Code             string `json:"code"`
+	Message          string `json:"message"`
+	Type             string `json:"type"`
+	ResourceMetadata string `json:"resource_metadata,omitempty"`
+	NextStep         string `json:"next_step,omitempty"`
+	RequestID        string `json:"request_id"`
+}
+
+// errorType derives the error type from the status, as the RS does.
+func errorType(status int) string {
+	switch status {
+	case 400:
+		return "invalid_request_error"
+	case 401:
+		return "authentication_error"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 410:
+		return "gone_error"
+	case 413:
+		return "request_entity_too_large_error"
+	case 429:
+		return "rate_limit_error"
+	}
+	return "api_error"
+}
+
+func writeError(w http.ResponseWriter, status int, id string, e apiError) {
+	e.Type = errorType(status)
+	e.RequestID = id
+	b, _ := json.Marshal(struct {
+		Error apiError `json:"error"`
+	}{e})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writePlain(w http.ResponseWriter, status int, s string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, s)
+}
+
+// recorder notes the status and size of the answer for the access log.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *recorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// quietHandler keeps the SDK's per-request informational lines out of the
+// log unless debug is on; one server per request would repeat them.
+type quietHandler struct{ slog.Handler }
+
+func (q quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	if l < slog.LevelWarn && !q.Handler.Enabled(ctx, slog.LevelDebug) {
+		return false
+	}
+	return q.Handler.Enabled(ctx, l)
+}
+func (q quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietHandler{q.Handler.WithAttrs(as)}
+}
+func (q quietHandler) WithGroup(n string) slog.Handler { return quietHandler{q.Handler.WithGroup(n)} }

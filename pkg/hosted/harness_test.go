@@ -1,0 +1,165 @@
+package hosted
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// gateway is a hosted handler on a real loopback listener in front of a
+// pdpptest double.
+type gateway struct {
+	double *pdpptest.Server
+	h      *Handler
+	srv    *httptest.Server
+	url    string // gateway origin
+	cache  *CachedVerifier
+}
+
+type gatewayOptions struct {
+	introspect bool // verify with the double's /introspect instead of the RS
+	mutate     func(*Options)
+	double     *pdpptest.Server
+}
+
+func newGateway(t testing.TB, o gatewayOptions) *gateway {
+	t.Helper()
+	d := o.double
+	if d == nil {
+		d = pdpptest.New(t, pdpptest.Options{})
+	}
+	var v Verifier
+	if o.introspect {
+		v = &Introspector{URL: d.IntrospectionURL(), ClientID: pdpptest.IntrospectionClientID, ClientSecret: pdpptest.IntrospectionClientSecret}
+	} else {
+		probe, err := SchemaProbe(d.URL(), nil, rs.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = RSVerifier{Probe: probe}
+	}
+	cache := NewCachedVerifier(v, CacheOptions{})
+	opts := Options{ProviderURL: d.URL(), Verifier: cache}
+	if o.mutate != nil {
+		o.mutate(&opts)
+	}
+	h, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &gateway{double: d, h: h, srv: srv, url: srv.URL, cache: cache}
+}
+
+// exchange is one HTTP request and its answer.
+type exchange struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+type req struct {
+	method  string
+	path    string
+	token   string // "" sends no Authorization
+	header  map[string]string
+	body    string
+	noMCPHd bool // omit the standard MCP Accept/Content-Type
+}
+
+func (g *gateway) do(t testing.TB, r req) exchange {
+	t.Helper()
+	if r.method == "" {
+		r.method = http.MethodPost
+	}
+	if r.path == "" {
+		r.path = PathMCP
+	}
+	var body io.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	hr, err := http.NewRequestWithContext(context.Background(), r.method, g.url+r.path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.noMCPHd {
+		hr.Header.Set("Accept", "application/json, text/event-stream")
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	hr.Header.Set("Request-Id", "req_test")
+	if r.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	for k, v := range r.header {
+		if v == "" {
+			hr.Header.Del(k)
+			continue
+		}
+		if strings.EqualFold(k, "Host") {
+			hr.Host = v
+			continue
+		}
+		hr.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exchange{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func (g *gateway) token(k pdpptest.TokenKind) string { return g.double.Token(k) }
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func rpc(id int, method string, params any) string {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	return string(b)
+}
+
+func jsonField(t testing.TB, b []byte, path ...string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(bytes.TrimSpace(b), &v); err != nil {
+		t.Fatalf("body is not JSON: %v\n%s", err, b)
+	}
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
+func prefixes(s ...string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range s {
+		out = append(out, netip.MustParsePrefix(p))
+	}
+	return out
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func rsOptions() rs.Options { return rs.Options{} }

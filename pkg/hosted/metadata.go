@@ -1,0 +1,206 @@
+package hosted
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// metadataCache keeps the resource server's own protected-resource
+// metadata, from which the /mcp document takes its authorization servers,
+// name and MCP authorization hints.
+type metadataCache struct {
+	h   *Handler
+	ttl time.Duration
+
+	mu      sync.Mutex
+	body    []byte
+	fetched time.Time
+}
+
+// rootMetadata returns the RS's metadata, fetched at most once per ttl; a
+// failed fetch keeps the previous copy (or none).
+func (m *metadataCache) rootMetadata(ctx context.Context) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.body != nil && time.Since(m.fetched) < m.ttl {
+		return m.body
+	}
+	if b, err := m.h.fetchRoot(ctx); err == nil {
+		m.body, m.fetched = b, time.Now()
+	} else {
+		m.h.log.Warn("could not read the resource server's protected-resource metadata", "error", err)
+	}
+	return m.body
+}
+
+func (h *Handler) fetchRoot(ctx context.Context) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.provider+"/.well-known/oauth-protected-resource", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || !gjson.ValidBytes(b) {
+		return nil, &http.ProtocolError{ErrorString: "resource server metadata answered HTTP " + resp.Status}
+	}
+	return b, nil
+}
+
+// Metadata is the RFC 9728 document for the /mcp resource. Field order is
+// fixed for stable output.
+type Metadata struct {
+	Resource                string          `json:"resource"`
+	ResourceName            string          `json:"resource_name,omitempty"`
+	AuthorizationServers    []string        `json:"authorization_servers"`
+	BearerMethodsSupported  []string        `json:"bearer_methods_supported"`
+	PDPPCoreQueryBase       string          `json:"pdpp_core_query_base"`
+	PDPPTokenKindsSupported []string        `json:"pdpp_token_kinds_supported"`
+	PDPPProviderConnectVer  string          `json:"pdpp_provider_connect_version,omitempty"`
+	PDPPAgentDiscovery      *AgentDiscovery `json:"pdpp_agent_discovery,omitempty"`
+}
+
+// AgentDiscovery carries the MCP hint of the metadata.
+type AgentDiscovery struct {
+	Advisory bool     `json:"advisory"`
+	MCP      *MCPHint `json:"mcp"`
+}
+
+// MCPHint tells agents where the grant-scoped MCP endpoint is.
+type MCPHint struct {
+	Endpoint      string          `json:"endpoint"`
+	Transport     string          `json:"transport"`
+	NoOwnerToken  bool            `json:"no_owner_token"`
+	SetupIntent   string          `json:"setup_intent"`
+	ToolSurface   string          `json:"tool_surface"`
+	Authorization json.RawMessage `json:"authorization,omitempty"`
+}
+
+// NewMCPHint returns the hint for an MCP endpoint at base+"/mcp", with the
+// RS's authorization block (raw JSON) when there is one.
+func NewMCPHint(base string, authorization json.RawMessage) *MCPHint {
+	return &MCPHint{
+		Endpoint: strings.TrimRight(base, "/") + PathMCP, Transport: "streamable_http", NoOwnerToken: true,
+		SetupIntent: "grant_scoped_read", ToolSurface: "profile_free_normal_read", Authorization: authorization,
+	}
+}
+
+// AddMCPHint sets pdpp_agent_discovery.mcp in an embedding RS's root
+// metadata document so agents find /mcp, leaving every other field
+// (pdpp_core_query_base stays at /v1) as it is.
+func AddMCPHint(doc map[string]any, base string) {
+	ad, _ := doc["pdpp_agent_discovery"].(map[string]any)
+	if ad == nil {
+		ad = map[string]any{"advisory": true}
+		doc["pdpp_agent_discovery"] = ad
+	}
+	ad["mcp"] = NewMCPHint(base, nil)
+}
+
+// metadataFor builds the document for the public origin base.
+func (h *Handler) metadataFor(ctx context.Context, base string) *Metadata {
+	root := gjson.ParseBytes(h.meta.rootMetadata(ctx))
+	md := &Metadata{
+		Resource:                base + PathMCP,
+		AuthorizationServers:    h.o.AuthorizationServers,
+		BearerMethodsSupported:  []string{"header"},
+		PDPPCoreQueryBase:       h.provider + "/v1",
+		PDPPTokenKindsSupported: []string{"client", "mcp_package"},
+		PDPPProviderConnectVer:  root.Get("pdpp_provider_connect_version").Str,
+	}
+	if len(md.AuthorizationServers) == 0 {
+		for _, a := range root.Get("authorization_servers").Array() {
+			if a.Type == gjson.String {
+				md.AuthorizationServers = append(md.AuthorizationServers, a.Str)
+			}
+		}
+	}
+	if md.AuthorizationServers == nil {
+		md.AuthorizationServers = []string{}
+	}
+	if name := root.Get("resource_name").Str; name != "" {
+		md.ResourceName = strings.TrimSuffix(name, " Resource Server") + " Hosted MCP Resource"
+	}
+	var authz json.RawMessage
+	if a := root.Get("pdpp_agent_discovery.mcp.authorization"); a.IsObject() {
+		// Resource indicators name the RS's /mcp; re-point them at ours.
+		authz = json.RawMessage(strings.ReplaceAll(a.Raw, `"`+h.provider+PathMCP+`"`, `"`+base+PathMCP+`"`))
+	}
+	md.PDPPAgentDiscovery = &AgentDiscovery{Advisory: true, MCP: NewMCPHint(base, authz)}
+	return md
+}
+
+func (h *Handler) serveMetadata(w *recorder, r *http.Request, st *reqState) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		w.Header().Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "MCP-Protocol-Version")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
+		writeError(w, http.StatusMethodNotAllowed, st.id, apiError{Code: "method_not_allowed", Message: "Use GET"})
+		return
+	}
+	base, _, herr := h.resolveOrigin(r)
+	if herr != nil {
+		writeError(w, http.StatusMisdirectedRequest, st.id, *herr)
+		return
+	}
+	b, _ := json.Marshal(h.metadataFor(r.Context(), base))
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(append(b, '\n'))
+	}
+}
+
+// serveReady answers 200 when the resource server answers its metadata
+// route (no bearer needed), else 503.
+func (h *Handler) serveReady(w *recorder, r *http.Request) {
+	if _, err := h.fetchRoot(r.Context()); err != nil {
+		writePlain(w, http.StatusServiceUnavailable, "resource server not reachable\n")
+		return
+	}
+	writePlain(w, http.StatusOK, "ok\n")
+}
+
+// iconSVG is the hosted serverInfo icon: the same mark stdio sends as a data
+// URI, served as a file because hosted clients fetch icons by URL.
+const iconSVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#234"/><path d="M5 12V4h3.5a2.5 2.5 0 0 1 0 5H5" fill="none" stroke="#fff" stroke-width="1.6"/></svg>
+`
+
+func serveIcon(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writePlain(w, http.StatusMethodNotAllowed, "method not allowed\n")
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = io.WriteString(w, iconSVG)
+	}
+}
