@@ -183,15 +183,20 @@ func readFieldWindowResource(ctx context.Context, env *Env, uri string) (*mcp.Re
 	return &mcp.ResourceContents{MIMEType: "text/plain", Text: w.text()}, nil
 }
 
-// resourceError is the JSON-RPC error of a failed resource read.
-func resourceError(env *Env, uri string, err error) error {
-	data := struct {
-		Code       string `json:"code"`
-		HTTPStatus int    `json:"http_status,omitempty"`
-		RequestID  string `json:"request_id,omitempty"`
-		URI        string `json:"uri"`
-	}{Code: CodeInternal, URI: uri}
-	code := int64(jsonrpc.CodeInternalError)
+// errorFacts are what a failure's type says about it: its stable code, and
+// the HTTP status and request id when the RS answered. Resource errors carry
+// them as data and debug logs carry them instead of the message.
+type errorFacts struct {
+	Code       string `json:"code"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+	RequestID  string `json:"request_id,omitempty"`
+	// invalid is true when the request was at fault (argument, URI, an RS
+	// 4xx), not the server or the RS.
+	invalid bool
+}
+
+func factsOf(err error) errorFacts {
+	f := errorFacts{Code: CodeInternal}
 	var (
 		te *toolError
 		re *rs.Error
@@ -200,18 +205,29 @@ func resourceError(env *Env, uri string, err error) error {
 	)
 	switch {
 	case errors.As(err, &te):
-		data.Code, code = te.Code, jsonrpc.CodeInvalidParams
+		f.Code, f.invalid = te.Code, true
 	case errors.As(err, &ce):
-		data.Code = ce.ErrorCode()
+		f.Code = ce.ErrorCode()
 	case errors.As(err, &re):
-		data.Code, data.HTTPStatus, data.RequestID = re.Code, re.Status, re.RequestID
-		if re.Status < 500 {
-			code = jsonrpc.CodeInvalidParams
-		}
+		f.Code, f.HTTPStatus, f.RequestID, f.invalid = re.Code, re.Status, re.RequestID, re.Status < 500
 	case errors.As(err, &tr):
-		data.Code, data.HTTPStatus, data.RequestID = tr.Code, tr.Status, tr.RequestID
+		f.Code, f.HTTPStatus, f.RequestID = tr.Code, tr.Status, tr.RequestID
 	case errors.Is(err, context.Canceled):
-		data.Code = CodeCanceled
+		f.Code = CodeCanceled
+	}
+	return f
+}
+
+// resourceError is the JSON-RPC error of a failed resource read.
+func resourceError(env *Env, uri string, err error) error {
+	f := factsOf(err)
+	data := struct {
+		errorFacts
+		URI string `json:"uri"`
+	}{f, uri}
+	code := int64(jsonrpc.CodeInternalError)
+	if f.invalid {
+		code = jsonrpc.CodeInvalidParams
 	}
 	raw, _ := json.Marshal(data) // strings and ints always encode
 	return &jsonrpc.Error{Code: code, Message: errorText(env, err), Data: raw}
