@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // JSONCut is a record payload rendered as compact JSON for model-visible text
@@ -71,7 +73,7 @@ func BoundJSON(id string, v gjson.Result, limit int) JSONCut {
 			pos++
 		}
 		start := len(b)
-		b = appendString(b, m.key)
+		b = jsonw.AppendString(b, m.key)
 		b = append(b, ':')
 		pos += utf8.RuneCount(b[start:])
 		vStart := len(b)

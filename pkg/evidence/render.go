@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // limits bound one rendering of a JSON value. Zero means unbounded.
@@ -144,7 +146,7 @@ func quoteKey(k gjson.Result) string {
 	if plain {
 		return raw
 	}
-	return string(appendString(nil, k.Str))
+	return string(jsonw.AppendString(nil, k.Str))
 }
 
 // child returns the first member named key, or nil.
@@ -275,13 +277,13 @@ func (r *renderer) str(b []byte, n *node) []byte {
 	if r.lim.str > 0 && n.chars > r.lim.str+cutSlack {
 		cut, _ := Cut(n.str, r.lim.str)
 		r.n.cutValues++
-		b = appendString(b, cut)
+		b = jsonw.AppendString(b, cut)
 		b = append(b[:len(b)-1], '[') // reopen the string for the length note
 		b = strconv.AppendInt(b, int64(n.chars), 10)
 		return append(b, ` chars]"`...)
 	}
 	if n.raw == "" || n.raw[0] != '"' {
-		return appendString(b, n.str)
+		return jsonw.AppendString(b, n.str)
 	}
 	return append(b, n.raw...)
 }
@@ -498,10 +500,10 @@ func (r *renderer) blob(b []byte, m Blob) []byte {
 		return s
 	}
 	b = append(b, `{"binary":"blob_ref","blob_id":`...)
-	b = appendString(b, capped(m.BlobID))
+	b = jsonw.AppendString(b, capped(m.BlobID))
 	if m.MIMEType != "" {
 		b = append(b, `,"mime_type":`...)
-		b = appendString(b, capped(m.MIMEType))
+		b = jsonw.AppendString(b, capped(m.MIMEType))
 	}
 	if m.HasSize {
 		b = append(b, `,"size_bytes":`...)
@@ -509,52 +511,7 @@ func (r *renderer) blob(b []byte, m Blob) []byte {
 	}
 	if m.FetchURL != "" {
 		b = append(b, `,"fetch_url":`...)
-		b = appendString(b, capped(m.FetchURL))
+		b = jsonw.AppendString(b, capped(m.FetchURL))
 	}
 	return append(b, '}')
-}
-
-// appendString appends s as a JSON string. Unlike encoding/json it leaves <, >
-// and & alone (the text is read by models, not embedded in HTML); control
-// characters are escaped and invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
