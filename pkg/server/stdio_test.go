@@ -295,3 +295,24 @@ func TestStdioResourceURI(t *testing.T) {
 		t.Errorf("unknown uri: %s", a)
 	}
 }
+
+// TestStdioCancelled: a cancelled request is not answered and its id can
+// be used again; a cancellation names the client's id, not the private one.
+func TestStdioCancelled(t *testing.T) {
+	held, returned := make(chan struct{}, 1), make(chan struct{}, 1)
+	s := startStdio(t, context.Background(), StdioOptions{Hold: func(ctx context.Context) error {
+		held <- struct{}{}
+		<-ctx.Done()
+		returned <- struct{}{}
+		return ctx.Err()
+	}})
+	s.initialize("2025-06-18")
+	s.send(`{"jsonrpc":"2.0","id":"x\u0041","method":"tools/call","params":{"name":"schema","arguments":{}}}` + "\n")
+	<-held
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"xA","reason":"user"}}` + "\n")
+	<-returned // the call's (unwanted) answer is on its way before the ping
+	s.send(ping)
+	if a := s.recv(); a != `{"jsonrpc":"2.0","id":"next","result":{}}` {
+		t.Errorf("first line after the cancellation: %s (a cancelled call must not be answered)", a)
+	}
+}
