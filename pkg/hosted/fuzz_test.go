@@ -1,6 +1,7 @@
 package hosted
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,7 +9,8 @@ import (
 )
 
 // FuzzIntrospectionAnswer: whatever the endpoint answers, a principal comes
-// out only for "active": true with a kind, and refusals are 401 or 403.
+// out only for valid JSON with "active": true and a kind; anything else is
+// a 401/403 refusal or, for a broken answer, undecided (never cached).
 func FuzzIntrospectionAnswer(f *testing.F) {
 	for _, s := range []string{
 		`{"active":true,"pdpp_token_kind":"client","grant_id":"g","exp":1900000000}`,
@@ -23,12 +25,15 @@ func FuzzIntrospectionAnswer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		p, err := in.principal([]byte(body))
 		if err == nil {
-			if p == nil || p.Kind == "" || !strings.Contains(body, "true") {
+			if p == nil || p.Kind == "" || !json.Valid([]byte(body)) || !strings.Contains(body, "true") {
 				t.Fatalf("accepted %q as %+v", body, p)
 			}
 			return
 		}
 		ae, ok := err.(*AuthError)
+		if !ok && !json.Valid([]byte(body)) {
+			return // undecided: answered 503, never served
+		}
 		if !ok || (ae.Status != http.StatusUnauthorized && ae.Status != http.StatusForbidden) {
 			t.Fatalf("refusal %v for %q", err, body)
 		}

@@ -74,6 +74,9 @@ func (v RSVerifier) Verify(ctx context.Context, token string) (*Principal, error
 		}
 		return nil, fmt.Errorf("ask the resource server for the token kind: %w", err)
 	}
+	if !gjson.ValidBytes(body) { // gjson reads broken JSON leniently
+		return nil, errors.New("ask the resource server for the token kind: the answer is not JSON")
+	}
 	b := gjson.GetBytes(body, "bearer")
 	kind := Kind(strings.TrimSpace(b.Get("token_kind").Str))
 	if kind == "" {
