@@ -233,7 +233,9 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	cancel()
 	var ce *credential.Error
 	switch {
-	case errors.As(err, &ce) && (ce.Code == credential.CodeNoProviderURL || ce.Code == credential.CodeInvalidProviderURL):
+	case errors.As(err, &ce) && ce.Code == credential.CodeNoProviderURL:
+		return &exitErr{code: exitUsage, msg: err.Error() + " Pass --provider-url <url>."}
+	case errors.As(err, &ce) && ce.Code == credential.CodeInvalidProviderURL:
 		return &exitErr{code: exitUsage, msg: err.Error()}
 	case c.Context.Err() != nil:
 		return &exitErr{code: exitFailure, msg: "interrupted while connecting"}
