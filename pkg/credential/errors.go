@@ -69,7 +69,7 @@ func connectHint(url string) string { return "`pdpp connect " + url + "`" }
 
 func errNoProviderURL() *Error {
 	return &Error{
-		Code:    CodeNoProviderURL,
+		Code: CodeNoProviderURL,
 		// The command that embeds this library names its own flag.
 		Message: "Provider URL required.",
 	}
