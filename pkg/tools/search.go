@@ -502,9 +502,9 @@ func sourceMix(results []searchResult) string {
 func moreHits(hybrid, hasCursor bool, limit int) string {
 	switch {
 	case hybrid && limit < 100:
-		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic, which page by cursor."
+		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic to page through every match."
 	case hybrid:
-		return "More hits exist beyond the 100 hybrid search returns: narrow q or streams, or search with mode lexical or semantic, which page by cursor."
+		return "More hits exist beyond the 100 hybrid search returns: narrow q or streams, or search with mode lexical or semantic to page through every match."
 	case hasCursor:
 		return "" // next_cursor says it
 	}
