@@ -64,7 +64,7 @@ var searchTool = &spec[searchArgs]{
 		Name:  "search",
 		Title: "Search PDPP records",
 		Description: "Find records across granted streams (GET /v1/search, /v1/search/semantic, /v1/search/hybrid). Read-only. " +
-			"limit is capped at 100; page with cursor. Each result id is a self-contained handle: pass it to fetch as shown, " +
+			"limit is capped at 100; page lexical and semantic results with cursor (hybrid has none). Each result id is a self-contained handle: pass it to fetch as shown, " +
 			"with no connection_id. Results name connection_id and connector_key; searchable fields are flagged lex/sem in /v1/schema.",
 		Annotations:  readOnly("Search PDPP records"),
 		InputSchema:  mustSchema("search", searchInput),
