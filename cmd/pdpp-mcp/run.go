@@ -166,7 +166,7 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 	case ctx.Err() != nil:
 		return nil // stopped by a signal before serving
 	case errors.As(err, new(*credential.Error)) && strings.TrimSpace(providerURL) == "":
-		return &cmdexit.Error{Code: exitUsage, Msg: err.Error() + " To try pdpp-mcp without a resource server, run it with --demo."}
+		return &cmdexit.Error{Code: exitUsage, Msg: err.Error() + " Pass --provider-url <url> or set PDPP_PROVIDER_URL. To try pdpp-mcp without a resource server, run it with --demo."}
 	case err != nil:
 		return err
 	}

@@ -223,8 +223,11 @@ type renderer struct {
 	// lead, when set, puts a record's identifying data members first: from
 	// each group, in group order, the first name the record has.
 	lead [][]string
-	// leading are the members of the data object being rendered that lead.
-	leading []*node
+	// leading[:nLeading] are the members of the data object being rendered
+	// that lead. A fixed array: renderers are made per line and level, and a
+	// slice would cost an allocation each.
+	leading  [maxLeading]*node
+	nLeading int
 	// trackWhole asks for whole: the members of a folded record's data that
 	// the rendering shows whole (nothing inside them cut or left out), each
 	// with the byte offset where its rendering ends, in rendering order.
@@ -326,14 +329,14 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 	top := inData && depth == 1 && r.lead != nil
 	if top {
 		r.pickLeading(n)
-		defer func() { r.leading = r.leading[:0] }()
+		defer func() { r.nLeading = 0 }()
 	}
 	left := 0
 	if r.lim.entries > 0 && len(keep) > r.lim.entries {
 		left = len(keep) - r.lim.entries
 		keep = r.mostInformative(n, keep)
 	}
-	if top && len(r.leading) > 0 {
+	if top && r.nLeading > 0 {
 		keep = r.leadFirst(n, keep)
 	}
 	if inData && depth == 1 && r.trackWhole && r.whole == nil {
@@ -368,13 +371,17 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 // pickLeading finds the members of record data n that lead its rendering:
 // from each lead group the first name n has with a non-empty value.
 func (r *renderer) pickLeading(n *node) {
-	r.leading = r.leading[:0]
+	r.nLeading = 0
 	for _, group := range r.lead {
+		if r.nLeading == maxLeading {
+			return
+		}
 	names:
 		for _, name := range group {
 			for i := range n.kids {
 				if m := &n.kids[i]; m.key == name && !m.empty() {
-					r.leading = append(r.leading, m)
+					r.leading[r.nLeading] = m
+					r.nLeading++
 					break names
 				}
 			}
@@ -382,8 +389,11 @@ func (r *renderer) pickLeading(n *node) {
 	}
 }
 
+// maxLeading bounds the members that lead a record's rendering.
+const maxLeading = 8
+
 func (r *renderer) isLeading(m *node) bool {
-	for _, l := range r.leading {
+	for _, l := range r.leading[:r.nLeading] {
 		if l == m {
 			return true
 		}
@@ -397,7 +407,7 @@ func (r *renderer) leadFirst(n *node, keep []int) []int {
 	var buf [32]int
 	all := append(buf[:0], keep...)
 	out := keep[:0]
-	for _, l := range r.leading {
+	for _, l := range r.leading[:r.nLeading] {
 		for _, j := range all {
 			if &n.kids[j] == l {
 				out = append(out, j)

@@ -26,6 +26,12 @@ const (
 	// CodeInvalidExpand: expand/expand_limit cannot be served as asked
 	// (malformed expand_limit, a relation the stream does not advertise).
 	CodeInvalidExpand = "invalid_expand"
+	// CodeStreamNotGranted: schema(stream) names a stream the grant does
+	// not include; the error lists the granted streams.
+	CodeStreamNotGranted = "stream_not_granted"
+	// CodeConnectionNotGranted: schema(stream, connection_id) names a
+	// connection the grant does not include for that stream.
+	CodeConnectionNotGranted = "connection_not_granted"
 	// CodeCanceled: the client cancelled the call.
 	CodeCanceled = "canceled"
 	// CodeInternal: anything else; a bug in this server.

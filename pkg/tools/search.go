@@ -64,7 +64,7 @@ var searchTool = &spec[searchArgs]{
 		Name:  "search",
 		Title: "Search PDPP records",
 		Description: "Find records across granted streams (GET /v1/search, /v1/search/semantic, /v1/search/hybrid). Read-only. " +
-			"limit is capped at 100; page with cursor. Each result id is a self-contained handle: pass it to fetch as shown, " +
+			"limit is capped at 100; page lexical and semantic results with cursor (hybrid has none). Each result id is a self-contained handle: pass it to fetch as shown, " +
 			"with no connection_id. Results name connection_id and connector_key; searchable fields are flagged lex/sem in /v1/schema.",
 		Annotations:  readOnly("Search PDPP records"),
 		InputSchema:  mustSchema("search", searchInput),
@@ -502,9 +502,9 @@ func sourceMix(results []searchResult) string {
 func moreHits(hybrid, hasCursor bool, limit int) string {
 	switch {
 	case hybrid && limit < 100:
-		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic, which page by cursor."
+		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic to page through every match."
 	case hybrid:
-		return "More hits exist beyond the 100 hybrid search returns: narrow q or streams, or search with mode lexical or semantic, which page by cursor."
+		return "More hits exist beyond the 100 hybrid search returns: narrow q or streams, or search with mode lexical or semantic to page through every match."
 	case hasCursor:
 		return "" // next_cursor says it
 	}
