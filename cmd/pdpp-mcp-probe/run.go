@@ -174,7 +174,7 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	}
 	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("--log-level: %v", err)
 	}
 	switch {
 	case c.Duration("timeout") <= 0:

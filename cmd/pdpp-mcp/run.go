@@ -116,7 +116,7 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	level, err := loglevel.Parse(c.String("log-level"), slog.LevelInfo)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("--log-level: %v", err)
 	}
 	cfg := config{
 		name:     strings.TrimSpace(c.String("server-name")),

@@ -2,8 +2,8 @@ package credential
 
 import (
 	"context"
-	"errors"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
