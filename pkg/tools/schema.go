@@ -77,7 +77,7 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 		return success(schemaText(doc, a.Stream, a.ConnectionID), &readResult{
 			Data:        json.RawMessage(withoutDuplicateStreams(doc)),
 			Legend:      json.RawMessage(legendJSON),
-			ProviderURL: env.ProviderURL,
+			ProviderURL: providerURL(env, resp),
 			RequestID:   resp.RequestID,
 		}), nil
 	}
@@ -112,7 +112,7 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 			return nil, err
 		}
 	}
-	sc := &readResult{ProviderURL: env.ProviderURL, RequestID: resp.RequestID}
+	sc := &readResult{ProviderURL: providerURL(env, resp), RequestID: resp.RequestID}
 	switch {
 	case a.Stream != "" && doc.Get("detail").String() == "compact":
 		// The RS compacted and scoped it: pass it on unchanged, and keep it

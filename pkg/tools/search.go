@@ -168,13 +168,13 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	scope := evidence.Scope{ConnectionID: a.ConnectionID}
 	results := make([]searchResult, len(hits))
 	for i, h := range hits {
-		results[i] = hitResult(env, h, scope)
+		results[i] = hitResult(providerURL(env, resp), h, scope)
 	}
 	sc := &searchStructured{
 		Data:          envelopeWithoutHits(doc, len(results)),
 		Results:       results,
 		ContentLadder: evidence.SearchLadder(hits, scope),
-		ProviderURL:   env.ProviderURL,
+		ProviderURL:   providerURL(env, resp),
 		RequestID:     resp.RequestID,
 	}
 	return &mcp.CallToolResult{
@@ -186,7 +186,7 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 // hitResult shapes one RS hit. Its id embeds the hit's connection whenever the
 // hit (or the connection_id argument) names one, and is exactly the id text
 // shows and fetch accepts.
-func hitResult(env *Env, h gjson.Result, scope evidence.Scope) searchResult {
+func hitResult(base string, h gjson.Result, scope evidence.Scope) searchResult {
 	var r searchResult
 	// One pass over the hit's members; a Get per member would rescan it.
 	var m struct{ conn, alias, key, connector, recordKey, recordID, recordURL string }
@@ -226,9 +226,9 @@ func hitResult(env *Env, h gjson.Result, scope evidence.Scope) searchResult {
 	id, ok := evidence.Identity(h, scope)
 	if ok {
 		r.ID = id.String()
-		r.URL = recordURL(env, id, m.recordURL)
+		r.URL = recordURL(base, id, m.recordURL)
 	} else if m.recordURL != "" {
-		r.URL = strings.TrimSuffix(env.ProviderURL, "/") + m.recordURL
+		r.URL = strings.TrimSuffix(base, "/") + m.recordURL
 	}
 	r.Title = evidence.Title(h, evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID})
 	if snippet.IsObject() {
