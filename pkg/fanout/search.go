@@ -1,0 +1,455 @@
+package fanout
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// Ranking rule (reciprocal rank fusion, k=60): a hit's fused score is
+// 1/(60+r), r its 1-based rank in its own child's result list (across pages:
+// the cursor keeps each child's rank base). A record that several children
+// return keeps its best-ranked copy. Hits with the same fused score (the same
+// rank in different children) are ordered by their own score when both carry
+// a score of the same kind and order (bm25 lower_is_better, cosine
+// higher_is_better), else by package order. Children's raw scores are never
+// compared across ranks: children rank over different corpora, so their
+// scales differ, while ranks do not.
+//
+// Merging is a k-way merge over the children's lists, so the hits returned
+// from each child are always a prefix of what is left of its list, which is
+// what lets the cursor record a position per child.
+
+// searchHit is one candidate hit of a child.
+type searchHit struct {
+	raw   gjson.Result
+	rank  int // child-wide, 0-based
+	score float64
+	kind  string // score kind and order, "" when the hit has no usable score
+	lower bool   // lower score is better
+}
+
+// searchChild is one called child's page.
+type searchChild struct {
+	idx     int
+	state   *childState
+	fresh   []searchHit // the page's hits not yet returned
+	pageLen int
+	next    string // the child's next_cursor
+	more    bool   // the child's has_more
+	recall  gjson.Result
+	taken   int
+}
+
+func parseLimit(q rs.Query) (int, error) {
+	v, ok := q.Get("limit")
+	if !ok {
+		return DefaultSearchLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxSearchLimit {
+		return 0, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_request", Type: "invalid_request", Param: "limit",
+			Message: "limit must be an integer from 1 to " + strconv.Itoa(MaxSearchLimit)}
+	}
+	return n, nil
+}
+
+// childStreams is the requested streams a member is granted; nil when none
+// were requested (the child searches all it is granted).
+func childStreams(m *Member, requested []string) []string {
+	if requested == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range requested {
+		if m.holds(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func requestedStreams(q rs.Query) []string {
+	var out []string
+	for _, p := range q {
+		if p.Key == "streams" {
+			out = append(out, p.Value)
+		}
+	}
+	return out
+}
+
+// search fans a search out and merges the pages.
+func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Query) (*rs.Response, error) {
+	limit, err := parseLimit(q)
+	if err != nil {
+		return nil, err
+	}
+	requested := requestedStreams(q)
+	qh := queryHash(path, q)
+	states := map[string]*childState{}
+	var order []int // members in play, package order
+	for _, i := range c.usable() {
+		if requested != nil && len(childStreams(&c.members[i], requested)) == 0 {
+			continue // granted none of the requested streams: never called
+		}
+		order = append(order, i)
+	}
+	if cur, ok := q.Get("cursor"); ok && cur != "" {
+		if route == rs.RouteSearchHybrid {
+			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_request", Type: "invalid_request", Param: "cursor",
+				Message: "hybrid search returns one page and takes no cursor"}
+		}
+		st, err := c.decodeCursor(cur, qh)
+		if err != nil {
+			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
+				Message: "cursor is not a next_cursor of this search; pass next_cursor exactly as returned, with the same arguments"}
+		}
+		for k := range st.Children {
+			states[st.Children[k].Grant] = &st.Children[k]
+		}
+	} else {
+		for _, i := range order {
+			states[c.members[i].GrantID] = &childState{Grant: c.members[i].GrantID}
+		}
+	}
+	var active []int
+	for _, i := range order {
+		if st := states[c.members[i].GrantID]; st != nil && !st.Done {
+			active = append(active, i)
+		}
+	}
+	if len(order) == 0 && len(c.usable()) == 0 {
+		return nil, c.allUnusableError()
+	}
+	base := withoutKeys(q, "streams", "cursor", "limit", "connection_id")
+	chs := c.fan(ctx, active, path, func(i int) rs.Query {
+		cq := slices.Clone(base)
+		for _, s := range childStreams(&c.members[i], requested) {
+			cq.Add("streams", s)
+		}
+		cq.Add("limit", strconv.Itoa(limit))
+		if st := states[c.members[i].GrantID]; st.Cursor != "" {
+			cq.Add("cursor", st.Cursor)
+		}
+		return cq
+	})
+
+	var warns []warning
+	failed := map[int]bool{}
+	var pages []*searchChild
+	for _, ch := range chs {
+		st := states[c.members[ch.idx].GrantID]
+		if ch.err != nil {
+			// A failed child is reported and left out of later pages, so
+			// following next_cursor always ends.
+			failed[ch.idx] = true
+			st.Done = true
+			warns = append(warns, c.childWarning(ch))
+			continue
+		}
+		pages = append(pages, readPage(ch.idx, st, ch.resp.Body))
+	}
+	if _, paging := q.Get("cursor"); len(active) > 0 && len(pages) == 0 && !paging {
+		return nil, firstError(chs)
+	}
+	warns = append(warns, c.unusableWarnings(failed)...)
+
+	hits := c.fuse(pages, limit)
+
+	hasMore := false
+	for _, p := range pages {
+		st := p.state
+		if p.taken < len(p.fresh) {
+			st.Skip += p.taken
+			continue
+		}
+		switch {
+		case p.next != "":
+			st.Cursor, st.Skip, st.Base = p.next, 0, st.Base+p.pageLen
+		case p.more && route == rs.RouteSearchHybrid:
+			hasMore = true // one page only; the child has more
+			st.Done = true
+		default:
+			st.Done = true
+		}
+	}
+	next := ""
+	var cs cursorState
+	cs.V, cs.Q = 1, qh
+	for _, i := range order {
+		st := states[c.members[i].GrantID]
+		if st == nil {
+			continue
+		}
+		cs.Children = append(cs.Children, *st)
+		if !st.Done {
+			hasMore = true
+		}
+	}
+	if hasMore && route != rs.RouteSearchHybrid {
+		next = c.encodeCursor(&cs)
+	}
+	return synthResponse(c.searchBody(path, hits, pages, hasMore, next, limit, len(active), warns)), nil
+}
+
+// readPage reads one child's answer: hits from the canonical data[] or the
+// data.results[] / data.data[] / results[] shapes older servers send.
+func readPage(idx int, st *childState, body []byte) *searchChild {
+	doc := gjson.ParseBytes(body)
+	data := doc.Get("data")
+	var list gjson.Result
+	switch {
+	case data.IsArray():
+		list = data
+	case data.IsObject() && data.Get("results").IsArray():
+		list = data.Get("results")
+	case data.IsObject() && data.Get("data").IsArray():
+		list = data.Get("data")
+	default:
+		list = doc.Get("results")
+	}
+	p := &searchChild{idx: idx, state: st, recall: doc.Get("meta.recall")}
+	p.next = doc.Get("next_cursor").Str
+	p.more = doc.Get("has_more").Type == gjson.True
+	if data.IsObject() {
+		if p.next == "" {
+			p.next = data.Get("next_cursor").Str
+		}
+		p.more = p.more || data.Get("has_more").Type == gjson.True
+	}
+	n := 0
+	list.ForEach(func(_, h gjson.Result) bool {
+		if h.IsObject() {
+			if n >= st.Skip {
+				p.fresh = append(p.fresh, hitOf(h, st.Base+n))
+			}
+			n++
+		}
+		return true
+	})
+	p.pageLen = n
+	return p
+}
+
+func hitOf(h gjson.Result, rank int) searchHit {
+	s := searchHit{raw: h, rank: rank}
+	sc := h.Get("score")
+	switch {
+	case sc.Type == gjson.Number:
+		s.score, s.kind = sc.Num, "number"
+	case sc.IsObject() && sc.Get("value").Type == gjson.Number:
+		s.score = sc.Get("value").Num
+		order := sc.Get("order").Str
+		s.kind = sc.Get("kind").Str + "/" + order
+		s.lower = order == "lower_is_better"
+	}
+	return s
+}
+
+// before reports whether a (from child pa) ranks ahead of b (from child pb).
+func before(a, b *searchHit, pa, pb int) bool {
+	if a.rank != b.rank {
+		return a.rank < b.rank // 1/(60+r) falls with r
+	}
+	if a.kind != "" && a.kind == b.kind && a.score != b.score {
+		if a.lower {
+			return a.score < b.score
+		}
+		return a.score > b.score
+	}
+	return pa < pb
+}
+
+// hitKey identifies a record across children.
+func (c *Client) hitKey(idx int, h gjson.Result) string {
+	conn := h.Get("connection_id").Str
+	if conn == "" {
+		conn = h.Get("connector_instance_id").Str
+	}
+	if conn == "" {
+		conn = c.members[idx].connectionID()
+	}
+	key := h.Get("connector_key").Str
+	if key == "" {
+		key = h.Get("connector_id").Str
+	}
+	if key == "" {
+		key = c.members[idx].ConnectorKey
+	}
+	id := h.Get("record_key").Str
+	if id == "" {
+		id = h.Get("record_id").Str
+	}
+	if id == "" {
+		id = h.Get("record_url").Str
+	}
+	if id == "" {
+		id = h.Get("id").Str
+	}
+	return conn + "\x00" + key + "\x00" + h.Get("stream").Str + "\x00" + id
+}
+
+type fused struct {
+	page *searchChild
+	hit  *searchHit
+}
+
+// fuse takes up to limit hits from the pages' heads, best first, dropping
+// duplicates; it records in each page how many of its hits it consumed.
+func (c *Client) fuse(pages []*searchChild, limit int) []fused {
+	out := make([]fused, 0, limit)
+	seen := make(map[string]bool, limit)
+	for len(out) < limit {
+		best := -1
+		for k, p := range pages {
+			if p.taken >= len(p.fresh) {
+				continue
+			}
+			if best < 0 || before(&p.fresh[p.taken], &pages[best].fresh[pages[best].taken], k, best) {
+				best = k
+			}
+		}
+		if best < 0 {
+			break
+		}
+		p := pages[best]
+		h := &p.fresh[p.taken]
+		p.taken++
+		key := c.hitKey(p.idx, h.raw)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, fused{page: p, hit: h})
+	}
+	return out
+}
+
+// searchBody writes the merged list envelope.
+func (c *Client) searchBody(path string, hits []fused, pages []*searchChild, hasMore bool, next string, limit, called int, warns []warning) []byte {
+	var b bytes.Buffer
+	b.Grow(256 + 64*len(hits))
+	b.WriteString(`{"object":"list","url":`)
+	b.WriteString(jstr(path))
+	b.WriteString(`,"has_more":`)
+	b.WriteString(strconv.FormatBool(hasMore))
+	if next != "" {
+		b.WriteString(`,"next_cursor":`)
+		b.WriteString(jstr(next))
+	}
+	b.WriteString(`,"data":[`)
+	type mix struct {
+		conn, key, name string
+		n               int
+	}
+	var mixes []mix
+	merged := 0
+	for _, p := range pages {
+		merged += len(p.fresh)
+	}
+	for k, f := range hits {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		m := &c.members[f.page.idx]
+		h := f.hit.raw
+		var set []kv
+		conn := h.Get("connection_id").Str
+		if conn == "" {
+			conn = h.Get("connector_instance_id").Str
+		}
+		if conn == "" && m.connectionID() != "" {
+			conn = m.connectionID()
+			set = append(set, kv{"connection_id", jstr(conn)})
+		}
+		key := h.Get("connector_key").Str
+		if key == "" && m.ConnectorKey != "" {
+			key = m.ConnectorKey
+			set = append(set, kv{"connector_key", jstr(key)})
+		}
+		name := h.Get("display_name").Str
+		if name == "" && m.DisplayName != "" {
+			name = m.DisplayName
+			set = append(set, kv{"display_name", jstr(name)})
+		}
+		set = append(set, kv{"grant_id", jstr(m.GrantID)})
+		withMembers(&b, h, set, false)
+		found := false
+		for j := range mixes {
+			if mixes[j].conn == conn && mixes[j].key == key {
+				mixes[j].n++
+				found = true
+				break
+			}
+		}
+		if !found {
+			mixes = append(mixes, mix{conn, key, name, 1})
+		}
+	}
+	b.WriteString(`],"meta":`)
+	var mixJSON bytes.Buffer
+	mixJSON.WriteByte('[')
+	for j, x := range mixes {
+		if j > 0 {
+			mixJSON.WriteByte(',')
+		}
+		set := []kv{{"connection_id", jstr(x.conn)}, {"connector_key", jstr(x.key)}, {"count", strconv.Itoa(x.n)}}
+		if x.name != "" {
+			set = append(set, kv{"display_name", jstr(x.name)})
+		}
+		withMembers(&mixJSON, gjson.Result{}, set, false)
+	}
+	mixJSON.WriteByte(']')
+	extra := []kv{
+		{"fanout_limit", strconv.Itoa(limit)},
+		{"children_called", strconv.Itoa(called)},
+		{"merged_hit_count", strconv.Itoa(merged)},
+		{"returned_hit_count", strconv.Itoa(len(hits))},
+		{"ranking", `"reciprocal_rank_fusion"`},
+		{"rrf_k", strconv.Itoa(RRFK)},
+		{"source_mix", mixJSON.String()},
+	}
+	var meta bytes.Buffer
+	c.packageMeta(&meta, extra, warns)
+	if r := mergedRecall(pages); r != "" {
+		m := gjson.ParseBytes(meta.Bytes())
+		meta.Reset()
+		withMembers(&meta, m, []kv{{"recall", r}}, false)
+	}
+	b.Write(meta.Bytes())
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// mergedRecall reports a bounded candidate window when any child ranked
+// over one, so the tools' recall warning still appears.
+func mergedRecall(pages []*searchChild) string {
+	truncated, window, incomplete := 0, 0, false
+	for _, p := range pages {
+		r := p.recall
+		if !r.IsObject() || (r.Get("complete").Type != gjson.False && r.Get("ranking_scope").Str != "candidate_window") {
+			continue
+		}
+		incomplete = true
+		truncated += int(r.Get("truncated_source_count").Int())
+		window = max(window, int(r.Get("candidate_window_limit").Int()))
+	}
+	if !incomplete {
+		return ""
+	}
+	set := []kv{{"complete", "false"}, {"ranking_scope", `"candidate_window"`}}
+	if window > 0 {
+		set = append(set, kv{"candidate_window_limit", strconv.Itoa(window)})
+	}
+	if truncated > 0 {
+		set = append(set, kv{"truncated_source_count", strconv.Itoa(truncated)})
+	}
+	return tagObject(set)
+}
