@@ -368,12 +368,18 @@ type child struct {
 	idx  int
 	resp *rs.Response
 	err  error
+	// page is what the fan-out's reader made of resp, read in the child's
+	// goroutine as soon as it answered.
+	page *searchChild
 }
 
 // fan calls every member in idxs concurrently (at most c.conc at once), each
 // with its own query and timeout, and returns the answers in idxs order. The
 // added latency is the slowest child's.
-func (c *Client) fan(ctx context.Context, idxs []int, path string, query func(i int) rs.Query) []child {
+//
+// read, when not nil, runs in the child's goroutine on a successful answer,
+// so parsing overlaps with waiting for slower children.
+func (c *Client) fan(ctx context.Context, idxs []int, path string, query func(i int) rs.Query, read func(*child)) []child {
 	out := make([]child, len(idxs))
 	sem := make(chan struct{}, c.conc)
 	var wg sync.WaitGroup
@@ -390,6 +396,9 @@ func (c *Client) fan(ctx context.Context, idxs []int, path string, query func(i 
 			}
 			defer func() { <-sem }()
 			out[k].resp, out[k].err = c.call(ctx, i, path, query(i), true)
+			if out[k].err == nil && read != nil {
+				read(&out[k])
+			}
 		}()
 	}
 	wg.Wait()

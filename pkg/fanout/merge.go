@@ -15,7 +15,19 @@ import (
 // kv is one JSON member: a key and its raw value.
 type kv struct{ k, raw string }
 
+// jstr is s as a JSON string. Most strings here are ids and labels that need
+// no escaping, so those skip the encoder.
 func jstr(s string) string {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return `"` + s + `"`
+	}
 	b, _ := json.Marshal(s) // a string always encodes
 	return string(b)
 }
@@ -185,7 +197,7 @@ func (c *Client) schema(ctx context.Context, path string, q rs.Query, conn strin
 	if len(idxs) == 0 {
 		return nil, c.allUnusableError()
 	}
-	chs := c.fan(ctx, idxs, path, func(int) rs.Query { return q })
+	chs := c.fan(ctx, idxs, path, func(int) rs.Query { return q }, nil)
 	return c.mergeSchema(chs)
 }
 
@@ -322,7 +334,7 @@ func (c *Client) streams(ctx context.Context, path string, q rs.Query) (*rs.Resp
 	if len(idxs) == 0 {
 		return nil, c.allUnusableError()
 	}
-	chs := c.fan(ctx, idxs, path, func(int) rs.Query { return q })
+	chs := c.fan(ctx, idxs, path, func(int) rs.Query { return q }, nil)
 	var rows [][]byte
 	var warns []warning
 	failed := map[int]bool{}

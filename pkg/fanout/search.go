@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -33,6 +35,8 @@ type searchHit struct {
 	score float64
 	kind  string // score kind and order, "" when the hit has no usable score
 	lower bool   // lower score is better
+	// Source and identity members of the hit, "" when absent.
+	conn, alias, key, connector, name, stream, record string
 }
 
 // searchChild is one called child's page.
@@ -139,6 +143,8 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 			cq.Add("cursor", st.Cursor)
 		}
 		return cq
+	}, func(ch *child) {
+		ch.page = readPage(ch.idx, states[c.members[ch.idx].GrantID], ch.resp.Body)
 	})
 
 	var warns []warning
@@ -154,7 +160,7 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 			warns = append(warns, c.childWarning(ch))
 			continue
 		}
-		pages = append(pages, readPage(ch.idx, st, ch.resp.Body))
+		pages = append(pages, ch.page)
 	}
 	if _, paging := q.Get("cursor"); len(active) > 0 && len(pages) == 0 && !paging {
 		return nil, firstError(chs)
@@ -200,31 +206,56 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 }
 
 // readPage reads one child's answer: hits from the canonical data[] or the
-// data.results[] / data.data[] / results[] shapes older servers send.
+// data.results[] / data.data[] / results[] shapes older servers send. Each
+// level is walked once: a gjson Get per member would rescan every hit.
 func readPage(idx int, st *childState, body []byte) *searchChild {
-	doc := gjson.ParseBytes(body)
-	data := doc.Get("data")
-	var list gjson.Result
+	p := &searchChild{idx: idx, state: st}
+	var data, results gjson.Result
+	gjson.Parse(view(body)).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "data":
+			data = v
+		case "results":
+			results = v
+		case "next_cursor":
+			p.next = v.Str
+		case "has_more":
+			p.more = v.Type == gjson.True
+		case "meta":
+			p.recall = v.Get("recall")
+		}
+		return true
+	})
+	list := results
 	switch {
 	case data.IsArray():
 		list = data
-	case data.IsObject() && data.Get("results").IsArray():
-		list = data.Get("results")
-	case data.IsObject() && data.Get("data").IsArray():
-		list = data.Get("data")
-	default:
-		list = doc.Get("results")
-	}
-	p := &searchChild{idx: idx, state: st, recall: doc.Get("meta.recall")}
-	p.next = doc.Get("next_cursor").Str
-	p.more = doc.Get("has_more").Type == gjson.True
-	if data.IsObject() {
-		if p.next == "" {
-			p.next = data.Get("next_cursor").Str
+	case data.IsObject():
+		var inResults, inData gjson.Result
+		data.ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "results":
+				inResults = v
+			case "data":
+				inData = v
+			case "next_cursor":
+				if p.next == "" {
+					p.next = v.Str
+				}
+			case "has_more":
+				p.more = p.more || v.Type == gjson.True
+			}
+			return true
+		})
+		switch {
+		case inResults.IsArray():
+			list = inResults
+		case inData.IsArray():
+			list = inData
 		}
-		p.more = p.more || data.Get("has_more").Type == gjson.True
 	}
 	n := 0
+	p.fresh = make([]searchHit, 0, DefaultSearchLimit)
 	list.ForEach(func(_, h gjson.Result) bool {
 		if h.IsObject() {
 			if n >= st.Skip {
@@ -238,17 +269,75 @@ func readPage(idx int, st *childState, body []byte) *searchChild {
 	return p
 }
 
+// hitOf reads what ranking, de-duplication and tagging need from a hit, in
+// one pass over its members.
 func hitOf(h gjson.Result, rank int) searchHit {
 	s := searchHit{raw: h, rank: rank}
-	sc := h.Get("score")
+	var recordKey, recordID, recordURL, id string
+	h.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "score":
+			switch {
+			case v.Type == gjson.Number:
+				s.score, s.kind = v.Num, "number"
+			case v.IsObject():
+				var kind, order string
+				var val gjson.Result
+				v.ForEach(func(k, v gjson.Result) bool {
+					switch k.Str {
+					case "kind":
+						kind = v.Str
+					case "order":
+						order = v.Str
+					case "value":
+						val = v
+					}
+					return true
+				})
+				if val.Type == gjson.Number {
+					s.score, s.kind, s.lower = val.Num, kind+"/"+order, order == "lower_is_better"
+				}
+			}
+			return true
+		}
+		if v.Type != gjson.String {
+			return true
+		}
+		switch k.Str {
+		case "connection_id":
+			s.conn = v.Str
+		case "connector_instance_id":
+			if s.alias == "" {
+				s.alias = v.Str
+			}
+		case "connector_key":
+			s.key = v.Str
+		case "connector_id":
+			s.connector = v.Str
+		case "display_name":
+			s.name = v.Str
+		case "stream":
+			s.stream = v.Str
+		case "record_key":
+			recordKey = v.Str
+		case "record_id":
+			recordID = v.Str
+		case "record_url":
+			recordURL = v.Str
+		case "id":
+			id = v.Str
+		}
+		return true
+	})
 	switch {
-	case sc.Type == gjson.Number:
-		s.score, s.kind = sc.Num, "number"
-	case sc.IsObject() && sc.Get("value").Type == gjson.Number:
-		s.score = sc.Get("value").Num
-		order := sc.Get("order").Str
-		s.kind = sc.Get("kind").Str + "/" + order
-		s.lower = order == "lower_is_better"
+	case recordKey != "":
+		s.record = recordKey
+	case recordID != "":
+		s.record = recordID
+	case recordURL != "":
+		s.record = recordURL
+	default:
+		s.record = id
 	}
 	return s
 }
@@ -268,32 +357,20 @@ func before(a, b *searchHit, pa, pb int) bool {
 }
 
 // hitKey identifies a record across children.
-func (c *Client) hitKey(idx int, h gjson.Result) string {
-	conn := h.Get("connection_id").Str
-	if conn == "" {
-		conn = h.Get("connector_instance_id").Str
+func (c *Client) hitKey(idx int, h *searchHit) string {
+	m := &c.members[idx]
+	conn := firstOf(h.conn, h.alias, m.connectionID())
+	key := firstOf(h.key, h.connector, m.ConnectorKey)
+	return conn + "\x00" + key + "\x00" + h.stream + "\x00" + h.record
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
 	}
-	if conn == "" {
-		conn = c.members[idx].connectionID()
-	}
-	key := h.Get("connector_key").Str
-	if key == "" {
-		key = h.Get("connector_id").Str
-	}
-	if key == "" {
-		key = c.members[idx].ConnectorKey
-	}
-	id := h.Get("record_key").Str
-	if id == "" {
-		id = h.Get("record_id").Str
-	}
-	if id == "" {
-		id = h.Get("record_url").Str
-	}
-	if id == "" {
-		id = h.Get("id").Str
-	}
-	return conn + "\x00" + key + "\x00" + h.Get("stream").Str + "\x00" + id
+	return ""
 }
 
 type fused struct {
@@ -322,7 +399,7 @@ func (c *Client) fuse(pages []*searchChild, limit int) []fused {
 		p := pages[best]
 		h := &p.fresh[p.taken]
 		p.taken++
-		key := c.hitKey(p.idx, h.raw)
+		key := c.hitKey(p.idx, h)
 		if seen[key] {
 			continue
 		}
@@ -335,7 +412,11 @@ func (c *Client) fuse(pages []*searchChild, limit int) []fused {
 // searchBody writes the merged list envelope.
 func (c *Client) searchBody(path string, hits []fused, pages []*searchChild, hasMore bool, next string, limit, called int, warns []warning) []byte {
 	var b bytes.Buffer
-	b.Grow(256 + 64*len(hits))
+	size := 1024
+	for _, f := range hits {
+		size += len(f.hit.raw.Raw) + 160
+	}
+	b.Grow(size)
 	b.WriteString(`{"object":"list","url":`)
 	b.WriteString(jstr(path))
 	b.WriteString(`,"has_more":`)
@@ -359,28 +440,25 @@ func (c *Client) searchBody(path string, hits []fused, pages []*searchChild, has
 			b.WriteByte(',')
 		}
 		m := &c.members[f.page.idx]
-		h := f.hit.raw
+		h := f.hit
 		var set []kv
-		conn := h.Get("connection_id").Str
-		if conn == "" {
-			conn = h.Get("connector_instance_id").Str
-		}
+		conn := firstOf(h.conn, h.alias)
 		if conn == "" && m.connectionID() != "" {
 			conn = m.connectionID()
 			set = append(set, kv{"connection_id", jstr(conn)})
 		}
-		key := h.Get("connector_key").Str
+		key := h.key
 		if key == "" && m.ConnectorKey != "" {
 			key = m.ConnectorKey
 			set = append(set, kv{"connector_key", jstr(key)})
 		}
-		name := h.Get("display_name").Str
+		name := h.name
 		if name == "" && m.DisplayName != "" {
 			name = m.DisplayName
 			set = append(set, kv{"display_name", jstr(name)})
 		}
 		set = append(set, kv{"grant_id", jstr(m.GrantID)})
-		withMembers(&b, h, set, false)
+		appendMembers(&b, h.raw.Raw, set)
 		found := false
 		for j := range mixes {
 			if mixes[j].conn == conn && mixes[j].key == key {
@@ -452,4 +530,32 @@ func mergedRecall(pages []*searchChild) string {
 		set = append(set, kv{"truncated_source_count", strconv.Itoa(truncated)})
 	}
 	return tagObject(set)
+}
+
+// appendMembers writes object raw with set appended before its closing
+// brace: the hit's own bytes are copied, not re-encoded.
+func appendMembers(b *bytes.Buffer, raw string, set []kv) {
+	end := strings.LastIndexByte(raw, '}')
+	if end < 0 {
+		b.WriteString(raw)
+		return
+	}
+	head := strings.TrimRight(raw[:end], " \t\r\n")
+	b.WriteString(head)
+	first := strings.HasSuffix(head, "{")
+	for _, s := range set {
+		writeKey(b, &first, s.k)
+		b.WriteString(s.raw)
+	}
+	b.WriteByte('}')
+}
+
+// view reads body as a string without copying it. Bodies are never written
+// after the RS client returns them, and the hits taken from them are copied
+// into the merged body before search returns.
+func view(body []byte) string {
+	if len(body) == 0 {
+		return ""
+	}
+	return unsafe.String(&body[0], len(body))
 }
