@@ -65,7 +65,8 @@ func (c *Client) decodeCursor(s, queryHash string) (*cursorState, error) {
 	if !ok {
 		return nil, errBadCursor
 	}
-	enc := base64.RawURLEncoding
+	// Strict: a non-canonical spelling of the same bytes is not this cursor.
+	enc := base64.RawURLEncoding.Strict()
 	payload, err1 := enc.DecodeString(p)
 	mac, err2 := enc.DecodeString(sig)
 	if err1 != nil || err2 != nil || !hmac.Equal(mac, c.sign(payload)) {

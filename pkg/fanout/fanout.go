@@ -265,8 +265,17 @@ func (c *Client) Get(ctx context.Context, path string, q rs.Query) (*rs.Response
 		}
 		return c.search(ctx, path, route, q)
 	}
+	seg, err := rs.ParsePath(path)
+	if err == nil && (len(seg) == 0 || seg[0] != "v1") {
+		// Not a read of data (protected-resource metadata and the like):
+		// every child's RS answers it alike, so the first usable one does.
+		if u := c.usable(); len(u) > 0 {
+			return c.call(ctx, u[0], path, q, false)
+		}
+		return nil, c.allUnusableError()
+	}
 	stream := ""
-	if seg, err := rs.ParsePath(path); err == nil && len(seg) >= 3 && seg[0] == "v1" && seg[1] == "streams" {
+	if err == nil && len(seg) >= 3 && seg[1] == "streams" {
 		stream = seg[2]
 	}
 	if conn != "" {

@@ -55,6 +55,14 @@ func TestFanoutResolverServesPackage(t *testing.T) {
 	if !strings.Contains(amb, "ambiguous_connection") {
 		t.Errorf("records without connection_id:\n%.600s", amb)
 	}
+	// The double serves the same handler at its own /mcp, next to /v1.
+	d.MountMCP(g.h)
+	own := &gateway{double: d, h: g.h, url: d.URL()}
+	x := own.do(t, req{token: pkgToken, body: rpc(1, "tools/call", map[string]any{"name": "search", "arguments": map[string]any{"q": "offsite"}}),
+		header: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
+	if x.status != 200 || !strings.Contains(string(x.body), "source_mix=") {
+		t.Errorf("the double's own /mcp: %d %.400s", x.status, x.body)
+	}
 	// Package tokens stay refused on the REST API itself.
 	hr, err := http.NewRequest(http.MethodGet, d.URL()+"/v1/schema", nil)
 	if err != nil {
