@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -219,8 +220,14 @@ func (c *Client) markUnusable(i int, err error) {
 	}
 }
 
-// grantFailure names the grant problem err reports, or "".
+// grantFailure names the grant problem err reports, or "". A refusal after
+// which a local credential guard loaded a new token is not one: the next
+// call may succeed.
 func grantFailure(err error) string {
+	var rej *credential.RejectedError
+	if errors.As(err, &rej) && (rej.Outcome == credential.OutcomeReloaded || rej.Outcome == credential.OutcomeRaced) {
+		return ""
+	}
 	var re *rs.Error
 	if !errors.As(err, &re) {
 		return ""
@@ -311,10 +318,22 @@ func (c *Client) sourceRequired(ctx context.Context, path string, q rs.Query, st
 	if len(cands) == 1 {
 		return c.call(ctx, cands[0], path, q, false)
 	}
+	if len(cands) == 0 && stream != "" {
+		// Only members that cannot be used hold the stream: say so, rather
+		// than offer connections that do not have it.
+		for i := range c.members {
+			if why := c.unusableReason(i); why != "" && c.members[i].holds(stream) && c.members[i].Streams != nil {
+				return nil, c.unusableError(i, why)
+			}
+		}
+	}
 	if len(cands) == 0 {
 		cands = c.usable()
-		if len(cands) == 0 {
+		switch len(cands) {
+		case 0:
 			return nil, c.allUnusableError()
+		case 1:
+			return c.call(ctx, cands[0], path, q, false)
 		}
 	}
 	return nil, c.ambiguous(cands, "ambiguous_connection", "connection_id",

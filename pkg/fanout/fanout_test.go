@@ -408,3 +408,12 @@ func TestCursorForgedOrForAnotherQueryRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestStreamHeldOnlyByUnusableMember(t *testing.T) {
+	s := demoServer(t)
+	_, c := demoPackage(t, s, pdpptest.PackageChild{ConnectionID: connectionOf(t, s, "calendar"), Revoked: true})
+	_, err := c.Get(context.Background(), rs.Path("v1", "streams", "calendar_events", "records"), nil)
+	if re := rsErr(t, err); re.Status != 403 || re.Code != "grant_revoked" || !strings.Contains(re.Message, "re-approved") {
+		t.Errorf("stream of a revoked child: %+v", re)
+	}
+}
