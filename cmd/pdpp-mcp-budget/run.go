@@ -204,7 +204,7 @@ func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 	}
 	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
 	if err != nil {
-		return nil, usageErrorf("%v", err)
+		return nil, usageErrorf("--log-level: %v", err)
 	}
 	o.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 

@@ -174,7 +174,7 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	}
 	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("--log-level: %v", err)
 	}
 	switch {
 	case c.Duration("timeout") <= 0:
@@ -210,7 +210,10 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	cctx, cancel := context.WithTimeout(c.Context, cfg.timeout)
 	cn, err := connect(cctx, t, cfg)
 	cancel()
+	var ce *credential.Error
 	switch {
+	case errors.As(err, &ce) && ce.Code == credential.CodeNoProviderURL:
+		return &cmdexit.Error{Code: exitUsage, Msg: err.Error() + " Pass --provider-url <url>."}
 	case c.Context.Err() != nil:
 		return &cmdexit.Error{Code: exitFailure, Msg: "interrupted while connecting"}
 	case err != nil:

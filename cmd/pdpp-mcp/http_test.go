@@ -39,12 +39,13 @@ func (w *watchWriter) String() string {
 	return w.buf.String()
 }
 
-// TestHTTPDemo runs `pdpp-mcp --demo --http 127.0.0.1:0`, calls a tool with
+// TestHTTPDemo runs `PDPP_MCP_HTTP=127.0.0.1:0 pdpp-mcp --demo`, calls a tool with
 // the printed client token, checks the owner token is refused, and stops it
 // with a signal (context cancel): exit 0.
 func TestHTTPDemo(t *testing.T) {
 	t.Setenv("PDPP_OWNER_TOKEN", "")
 	t.Setenv("PDPP_OWNER_SESSION_COOKIE", "")
+	t.Setenv("PDPP_MCP_HTTP", "127.0.0.1:0") // the env fallback of --http
 	stderr := &watchWriter{
 		re:    regexp.MustCompile(`(?s)serving hosted MCP at (\S+) .*client \(served\):\s+(\S+)\n\s+owner \(403\):\s+(\S+)\n\s+mcp_package \(fan-out\):\s+(\S+)\n`),
 		match: make(chan []string, 1),
@@ -52,7 +53,7 @@ func TestHTTPDemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	code := make(chan int, 1)
 	go func() {
-		code <- run(ctx, []string{cmdName, "--demo", "--http", "127.0.0.1:0", "--log-level", "warn"}, strings.NewReader(""), io.Discard, stderr)
+		code <- run(ctx, []string{cmdName, "--demo", "--log-level", "warn"}, strings.NewReader(""), io.Discard, stderr)
 	}()
 	var m []string
 	select {

@@ -117,7 +117,7 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	level, err := loglevel.Parse(c.String("log-level"), slog.LevelInfo)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("--log-level: %v", err)
 	}
 	cfg := config{
 		name:     strings.TrimSpace(c.String("server-name")),
@@ -220,8 +220,10 @@ func serveProviders(ctx context.Context, cfg config, urls []string, cacheRoot st
 
 // serveProvider serves the grant cached for providerURL once
 // credential.Connect has applied the start-up rules: provider URL (64),
-// owner environment (77), cached credential (78, or 77 for owner metadata),
-// then the resource server's own word on the token kind (77).
+// owner environment (77), cached credential (78, or 77 for owner metadata).
+// The resource server's own word on the token kind (77 for an owner token,
+// 78 for a refused one) is asked while serving starts, so initialize and
+// tools/list do not wait a round trip for it; data-bearing calls do.
 func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot string) error {
 	conn, err := credential.Connect(ctx, credential.ConnectOptions{
 		ProviderURL:  providerURL,
@@ -230,17 +232,51 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 		MaxBodyBytes: cfg.maxBytes,
 		Logger:       cfg.log,
 		ProbeBudget:  min(cfg.timeout, probeBudget),
+		DeferProbe:   true,
 	})
 	switch {
 	case ctx.Err() != nil:
 		return nil // stopped by a signal before serving
 	case errors.As(err, new(*credential.Error)) && strings.TrimSpace(providerURL) == "":
-		return &cmdexit.Error{Code: exitUsage, Msg: err.Error() + " To try pdpp-mcp without a resource server, run it with --demo."}
+		return &cmdexit.Error{Code: exitUsage, Msg: err.Error() + " Pass --provider-url <url> or set PDPP_PROVIDER_URL. To try pdpp-mcp without a resource server, run it with --demo."}
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, conn.ProviderURL, conn.Credential.File)
-	return serve(ctx, cfg, conn.RS, conn.ProviderURL)
+
+	serveCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	checked := make(chan struct{})
+	var refused error // an *credential.Error, set before checked closes
+	go func() {
+		defer close(checked)
+		if err := conn.CheckKind(serveCtx); errors.As(err, new(*credential.Error)) {
+			refused = err
+			stop(err) // stop serving at once: the exit status says why
+			return
+		}
+		if serveCtx.Err() == nil {
+			fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, conn.ProviderURL, conn.Credential.File)
+		}
+	}()
+	cfg.hold = func(ctx context.Context) error {
+		select {
+		case <-checked:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		return refused
+	}
+	err = serve(serveCtx, cfg, conn.RS, conn.ProviderURL)
+	// stdin may close before the check ends: its verdict still decides the
+	// exit status. A signal ends the check too.
+	<-checked
+	switch {
+	case refused != nil:
+		return refused
+	case ctx.Err() != nil:
+		return nil
+	}
+	return err
 }
 
 // serve runs the MCP server over the injected stdin/stdout until the client

@@ -89,7 +89,7 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "positional argument", args: []string{"stdio"}, code: 64,
 			stderr: "pdpp-mcp: unexpected argument \"stdio\": pdpp-mcp takes flags only (see pdpp-mcp --help)\n"},
 		{name: "bad log level", args: []string{"--log-level=loud"}, code: 64,
-			stderr: "pdpp-mcp: --log-level must be debug, info, warn or error, got \"loud\" (see pdpp-mcp --help)\n"},
+			stderr: "pdpp-mcp: --log-level: log level \"loud\" is not debug, info, warn or error (see pdpp-mcp --help)\n"},
 		{name: "bad timeout", args: []string{"--timeout=soon"}, code: 64,
 			stderr: "pdpp-mcp: invalid value \"soon\" for flag -timeout: parse error (see pdpp-mcp --help)\n"},
 		{name: "zero timeout", args: []string{"--timeout=0s"}, code: 64,

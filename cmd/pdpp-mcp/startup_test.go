@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -44,5 +50,122 @@ func TestRunRefusesSpecialFiles(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tt.code, tt.stderr)
 			}
 		})
+	}
+}
+
+// slowProbeRS holds the owner probe until released and records the order
+// of requests; it answers the probe with kind and any other read with an
+// empty page.
+type slowProbeRS struct {
+	kind    string
+	probing chan struct{} // the probe arrived
+	release chan struct{}
+	mu      sync.Mutex
+	paths   []string
+}
+
+func (h *slowProbeRS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.paths = append(h.paths, r.URL.Path)
+	first := len(h.paths) == 1
+	h.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if first {
+		close(h.probing)
+		<-h.release
+	}
+	if r.URL.Path == "/v1/schema" {
+		io.WriteString(w, `{"object":"schema","bearer":{"token_kind":"`+h.kind+`"},"streams":[]}`)
+		return
+	}
+	io.WriteString(w, `{"object":"list","data":[],"has_more":false}`)
+}
+
+func (h *slowProbeRS) seen() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.paths)
+}
+
+// runOnPipes runs the command in-process with stdin and stdout as pipes.
+func runOnPipes(t *testing.T, args ...string) (io.WriteCloser, *bufio.Reader, chan int, *testlog.Buffer) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr := &testlog.Buffer{}
+	done := make(chan int, 1)
+	go func() {
+		code := run(context.Background(), append([]string{cmdName}, args...), inR, outW, stderr)
+		outW.Close()
+		done <- code
+	}()
+	t.Cleanup(func() { inW.Close() })
+	return inW, bufio.NewReader(outR), done, stderr
+}
+
+// TestStartupDoesNotWaitForTheProbe: initialize and tools/list are answered
+// while the owner probe is still out; a tool call waits for its verdict.
+func TestStartupDoesNotWaitForTheProbe(t *testing.T) {
+	isolate(t, nil)
+	h := &slowProbeRS{kind: "client", probing: make(chan struct{}), release: make(chan struct{})}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	root := t.TempDir()
+	writeCache(t, root, srv.URL, tokenMember("scoped-token"))
+	in, out, done, stderr := runOnPipes(t, "--provider-url", srv.URL, "--cache-root", root, "--log-level", "error")
+	<-h.probing
+	go io.WriteString(in, initLine+`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`+"\n")
+	for _, want := range []string{`"id":1,"result"`, `"id":7,"result"`} {
+		if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, want) {
+			t.Fatalf("answer while probing = %.80q, %v; want %s (stderr: %s)", line, err, want, stderr)
+		}
+	}
+	go io.WriteString(in, callLine)
+	if got := h.seen(); len(got) != 1 {
+		t.Fatalf("requests before the verdict: %v", got)
+	}
+	close(h.release)
+	if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":2,"result"`) {
+		t.Fatalf("tool call after the verdict = %.200q, %v", line, err)
+	}
+	in.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d (stderr: %s)", code, stderr)
+	}
+	// The held call used the start-up verdict: one probe in all. Without
+	// the hold it would have asked again while the first probe was out.
+	if got := h.seen(); got[0] != "/v1/schema" || slices.Index(got[1:], "/v1/schema") >= 0 {
+		t.Errorf("requests %v, want the probe once, first", got)
+	}
+}
+
+// TestStartupOwnerVerdictExits77: the session is already serving when the
+// probe says owner; the process exits 77 at once (stdin still open) and no
+// data request reaches the resource server.
+func TestStartupOwnerVerdictExits77(t *testing.T) {
+	isolate(t, nil)
+	h := &slowProbeRS{kind: "owner", probing: make(chan struct{}), release: make(chan struct{})}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	root := t.TempDir()
+	writeCache(t, root, srv.URL, tokenMember("owner-token"))
+	in, out, done, stderr := runOnPipes(t, "--provider-url", srv.URL, "--cache-root", root, "--log-level", "error")
+	<-h.probing
+	go io.WriteString(in, initLine)
+	if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("initialize: %q %v", line, err)
+	}
+	go io.WriteString(in, callLine)
+	close(h.release)
+	go io.Copy(io.Discard, out)
+	if code := <-done; code != 77 {
+		t.Errorf("exit %d, want 77 (stderr: %s)", code, stderr)
+	}
+	if !strings.Contains(stderr.String(), "reports it is an owner token") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	for _, p := range h.seen() {
+		if p != "/v1/schema" {
+			t.Errorf("data request %s with an owner token", p)
+		}
 	}
 }

@@ -18,7 +18,10 @@ import (
 )
 
 // surface is the tool set a PDPP MCP server exposes: these six, in the
-// documented order, and nothing else (seed 004, exact membership).
+// order the README documents, and nothing else. Membership is exact because
+// every extra tool costs every agent context on every session, and the ones
+// proposed so far (stream listing, blob fetching, event subscriptions,
+// developer tools) duplicate a tool or do not belong on a read surface.
 var surface = []string{"schema", "query_records", "aggregate", "search", "fetch", "read_record_field"}
 
 // Surface returns the six tool names in the documented order.

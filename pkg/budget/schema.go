@@ -1,12 +1,13 @@
 package budget
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // A tool's schemas, as the client decoded them, are plain JSON values:
@@ -186,9 +187,5 @@ func compactJSON(v any) string {
 	if v == nil {
 		return "none"
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
+	return jsonw.Compact(v)
 }

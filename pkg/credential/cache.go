@@ -42,14 +42,14 @@ import (
 // Root is the directory holding the credential cache and the rule that chose it.
 type Root struct {
 	Dir string
-	// From names the rule, for diagnostics: "--cache-root/PDPP_CACHE_ROOT",
-	// "./.pdpp" or "$HOME/.pdpp".
+	// From names the rule, for diagnostics: "explicit" (the caller named
+	// the root), "./.pdpp" or "$HOME/.pdpp".
 	From string
 }
 
 // Rule names reported in Root.From.
 const (
-	RootExplicit = "--cache-root/PDPP_CACHE_ROOT"
+	RootExplicit = "explicit"
 	RootWorkDir  = "./.pdpp"
 	RootHome     = "$HOME/.pdpp"
 )

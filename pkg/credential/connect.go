@@ -39,6 +39,11 @@ type ConnectOptions struct {
 	Getenv func(string) string
 	// Now is the clock for expiry; nil means time.Now.
 	Now func() time.Time
+	// DeferProbe skips the resource server's word on the token kind: the
+	// caller runs Connection.CheckKind itself (concurrently with serving,
+	// holding data until it returns). The guard still checks before the
+	// first read either way.
+	DeferProbe bool
 }
 
 // Connection is a cached scoped credential ready to serve: the resource
@@ -51,6 +56,9 @@ type Connection struct {
 	Credential *Credential
 	// ProviderURL is the normalised provider URL.
 	ProviderURL string
+
+	log    *slog.Logger
+	budget time.Duration
 }
 
 // Connect applies every rule a process serving a grant follows before it
@@ -103,7 +111,6 @@ func Connect(ctx context.Context, o ConnectOptions) (*Connection, error) {
 		return nil, err
 	}
 	guard := NewGuard(client, holder, log)
-
 	budget := o.ProbeBudget
 	if budget <= 0 {
 		budget = DefaultProbeBudget
@@ -111,24 +118,39 @@ func Connect(ctx context.Context, o ConnectOptions) (*Connection, error) {
 			budget = min(o.Timeout, budget)
 		}
 	}
-	pctx, cancel := context.WithTimeout(ctx, budget)
-	err = guard.Probe(pctx)
-	cancel()
-	if errors.As(err, new(*Error)) {
-		return nil, err
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("check token kind: %w", context.Cause(ctx))
-	}
-	if err != nil {
-		log.Warn("could not confirm with the resource server that the token is not an owner token; every tool call checks first",
-			"provider_url", cache.ProviderURL, "error", err)
-	}
 	if Cleartext(cache.ProviderURL) {
 		log.Warn("the provider URL uses plain http to a non-loopback host: the bearer token travels unencrypted",
 			"provider_url", cache.ProviderURL)
 	}
-	return &Connection{RS: guard, Root: root, Cache: cache, Credential: cred, ProviderURL: cache.ProviderURL}, nil
+	conn := &Connection{RS: guard, Root: root, Cache: cache, Credential: cred, ProviderURL: cache.ProviderURL, log: log, budget: budget}
+	if !o.DeferProbe {
+		if err := conn.CheckKind(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return conn, nil
+}
+
+// CheckKind asks the resource server, within the probe budget, whether the
+// cached token is an owner token. It returns an *Error for an owner token
+// (owner_token_refused) or a token the RS refuses (credential_rejected),
+// ctx's error if ctx ends first, and nil otherwise: when the RS cannot be
+// asked it logs a warning, and the guard checks before the first read.
+func (c *Connection) CheckKind(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, c.budget)
+	err := c.RS.Probe(pctx)
+	cancel()
+	if errors.As(err, new(*Error)) {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("check token kind: %w", context.Cause(ctx))
+	}
+	if err != nil {
+		c.log.Warn("could not confirm with the resource server that the token is not an owner token; every tool call checks first",
+			"provider_url", c.ProviderURL, "error", err)
+	}
+	return nil
 }
 
 // Cleartext reports an http:// URL whose host is not a loopback address: a

@@ -69,8 +69,9 @@ func connectHint(url string) string { return "`pdpp connect " + url + "`" }
 
 func errNoProviderURL() *Error {
 	return &Error{
-		Code:    CodeNoProviderURL,
-		Message: "Provider URL required. Pass --provider-url <url> or set PDPP_PROVIDER_URL.",
+		Code: CodeNoProviderURL,
+		// The command that embeds this library names its own flag.
+		Message: "Provider URL required.",
 	}
 }
 

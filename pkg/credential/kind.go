@@ -3,6 +3,7 @@ package credential
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -48,6 +49,10 @@ func ProbeKind(ctx context.Context, get Getter) (Verdict, error) {
 	if err := rs.CheckDepth(resp.Body, rs.MaxDepth); err != nil {
 		return Verdict{}, &ProbeError{Err: &rs.TransportError{
 			Code: rs.CodeInvalidResponse, Status: resp.Status, RequestID: resp.RequestID, BaseURL: resp.BaseURL, Err: err}}
+	}
+	if !gjson.ValidBytes(resp.Body) { // gjson reads broken JSON leniently
+		return Verdict{}, &ProbeError{Err: &rs.TransportError{Code: rs.CodeInvalidResponse, Status: resp.Status,
+			RequestID: resp.RequestID, BaseURL: resp.BaseURL, Err: errors.New("the answer is not JSON")}}
 	}
 	b := gjson.GetBytes(resp.Body, "bearer")
 	kind := b.Get("token_kind")

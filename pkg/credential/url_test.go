@@ -49,7 +49,7 @@ func TestNormalizeProviderURLErrors(t *testing.T) {
 	for _, tt := range []struct {
 		in, code, msg string
 	}{
-		{"", CodeNoProviderURL, "Provider URL required. Pass --provider-url <url> or set PDPP_PROVIDER_URL."},
+		{"", CodeNoProviderURL, "Provider URL required."},
 		{"   ", CodeNoProviderURL, "Provider URL required."},
 		{"ftp://h.example", CodeInvalidProviderURL, `Invalid provider URL "ftp://h.example": only http and https are supported.`},
 		{"https://", CodeInvalidProviderURL, "no host"},

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // JSONCut is a record payload rendered as compact JSON for model-visible text
@@ -71,7 +73,7 @@ func BoundJSON(id string, v gjson.Result, limit int) JSONCut {
 			pos++
 		}
 		start := len(b)
-		b = appendString(b, m.key)
+		b = jsonw.AppendString(b, m.key)
 		b = append(b, ':')
 		pos += utf8.RuneCount(b[start:])
 		vStart := len(b)
@@ -321,11 +323,22 @@ func LooksBinary(s string) bool {
 // case-insensitive occurrence of q in text, or -1: how the resource server
 // matches a field-window q. Lowering maps each code point to one code point,
 // so positions in the lowered text are positions in text.
+//
+// An exact occurrence counts too, so that bytes lowering would replace
+// (invalid UTF-8) still match themselves; the earlier of the two wins.
 func IndexFold(text, q string) int {
+	exact := -1
+	if i := strings.Index(text, q); i >= 0 {
+		exact = utf8.RuneCountInString(text[:i])
+	}
 	lt := strings.Map(unicode.ToLower, text)
 	i := strings.Index(lt, strings.Map(unicode.ToLower, q))
 	if i < 0 {
-		return -1
+		return exact
 	}
-	return utf8.RuneCountInString(lt[:i])
+	folded := utf8.RuneCountInString(lt[:i])
+	if exact >= 0 {
+		return min(exact, folded)
+	}
+	return folded
 }

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // follow rebuilds every member of payload the way a model would from a
@@ -28,7 +30,7 @@ func follow(t *testing.T, id string, payload gjson.Result, limit int) map[string
 		// Members shown whole parse out of the shown prefix.
 		payload.ForEach(func(k, v gjson.Result) bool {
 			r := VisibleJSON(v)
-			prefix := string(appendString(nil, k.Str)) + ":" + r
+			prefix := string(jsonw.AppendString(nil, k.Str)) + ":" + r
 			if strings.Contains(shown, prefix) {
 				got[k.Str] = r
 			}
@@ -53,7 +55,7 @@ func follow(t *testing.T, id string, payload gjson.Result, limit int) map[string
 			if v.Type == gjson.String {
 				// The shown text ends inside the member's literal, which holds
 				// exactly off whole characters of the value.
-				key := string(appendString(nil, c.CutField)) + ":"
+				key := string(jsonw.AppendString(nil, c.CutField)) + ":"
 				lit := shown[strings.LastIndex(shown, key)+len(key):]
 				if n := rawCharsShown(lit, Len(lit)); !strings.HasPrefix(lit, `"`) || n != off {
 					t.Fatalf("member %s: the shown literal holds %d characters, next reads from %d", c.CutField, n, off)
@@ -91,7 +93,7 @@ func follow(t *testing.T, id string, payload gjson.Result, limit int) map[string
 			if i > 0 {
 				w.WriteString(",")
 			}
-			w.WriteString(string(appendString(nil, f)) + ":" + payload.Get(gjson.Escape(f)).Raw)
+			w.WriteString(string(jsonw.AppendString(nil, f)) + ":" + payload.Get(gjson.Escape(f)).Raw)
 		}
 		w.WriteString("}")
 		payload = gjson.Parse(w.String())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 )
 
@@ -171,7 +172,7 @@ func (s NullString) MarshalJSON() ([]byte, error) {
 	if s == "" {
 		return []byte("null"), nil
 	}
-	return appendString(nil, string(s)), nil
+	return jsonw.AppendString(nil, string(s)), nil
 }
 
 // FieldPathOK reports whether name can be passed as a read_record_field

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 )
 
@@ -385,7 +386,7 @@ func TestPreviewWholeIsShown(t *testing.T) {
 		for i, whole := range p.Whole {
 			for k := range whole {
 				seen++
-				member := string(appendString(nil, k)) + ":" + VisibleJSON(rows[i].Get("data").Get(gjson.Escape(k)))
+				member := string(jsonw.AppendString(nil, k)) + ":" + VisibleJSON(rows[i].Get("data").Get(gjson.Escape(k)))
 				if !strings.Contains(lines[i], member) {
 					t.Errorf("%s: record %d: %s reported whole but not in %q", name, i, k, lines[i])
 				}

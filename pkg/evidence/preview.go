@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 )
 
@@ -378,7 +379,7 @@ func handle(name, value string) string {
 	if len(value) > handleInline {
 		return name + "=(" + strconv.Itoa(len(value)) + " bytes, too long for this preview: read structuredContent.data." + name + ")"
 	}
-	return name + "=" + string(appendString(nil, value))
+	return name + "=" + string(jsonw.AppendString(nil, value))
 }
 
 // footer says what the preview left out and how to get it ("" when nothing).

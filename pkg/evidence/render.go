@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // limits bound one rendering of a JSON value. Zero means unbounded.
@@ -144,7 +146,7 @@ func quoteKey(k gjson.Result) string {
 	if plain {
 		return raw
 	}
-	return string(appendString(nil, k.Str))
+	return string(jsonw.AppendString(nil, k.Str))
 }
 
 // child returns the first member named key, or nil.
@@ -221,8 +223,11 @@ type renderer struct {
 	// lead, when set, puts a record's identifying data members first: from
 	// each group, in group order, the first name the record has.
 	lead [][]string
-	// leading are the members of the data object being rendered that lead.
-	leading []*node
+	// leading[:nLeading] are the members of the data object being rendered
+	// that lead. A fixed array: renderers are made per line and level, and a
+	// slice would cost an allocation each.
+	leading  [maxLeading]*node
+	nLeading int
 	// trackWhole asks for whole: the members of a folded record's data that
 	// the rendering shows whole (nothing inside them cut or left out), each
 	// with the byte offset where its rendering ends, in rendering order.
@@ -275,13 +280,13 @@ func (r *renderer) str(b []byte, n *node) []byte {
 	if r.lim.str > 0 && n.chars > r.lim.str+cutSlack {
 		cut, _ := Cut(n.str, r.lim.str)
 		r.n.cutValues++
-		b = appendString(b, cut)
+		b = jsonw.AppendString(b, cut)
 		b = append(b[:len(b)-1], '[') // reopen the string for the length note
 		b = strconv.AppendInt(b, int64(n.chars), 10)
 		return append(b, ` chars]"`...)
 	}
 	if n.raw == "" || n.raw[0] != '"' {
-		return appendString(b, n.str)
+		return jsonw.AppendString(b, n.str)
 	}
 	return append(b, n.raw...)
 }
@@ -324,14 +329,14 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 	top := inData && depth == 1 && r.lead != nil
 	if top {
 		r.pickLeading(n)
-		defer func() { r.leading = r.leading[:0] }()
+		defer func() { r.nLeading = 0 }()
 	}
 	left := 0
 	if r.lim.entries > 0 && len(keep) > r.lim.entries {
 		left = len(keep) - r.lim.entries
 		keep = r.mostInformative(n, keep)
 	}
-	if top && len(r.leading) > 0 {
+	if top && r.nLeading > 0 {
 		keep = r.leadFirst(n, keep)
 	}
 	if inData && depth == 1 && r.trackWhole && r.whole == nil {
@@ -366,13 +371,17 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 // pickLeading finds the members of record data n that lead its rendering:
 // from each lead group the first name n has with a non-empty value.
 func (r *renderer) pickLeading(n *node) {
-	r.leading = r.leading[:0]
+	r.nLeading = 0
 	for _, group := range r.lead {
+		if r.nLeading == maxLeading {
+			return
+		}
 	names:
 		for _, name := range group {
 			for i := range n.kids {
 				if m := &n.kids[i]; m.key == name && !m.empty() {
-					r.leading = append(r.leading, m)
+					r.leading[r.nLeading] = m
+					r.nLeading++
 					break names
 				}
 			}
@@ -380,8 +389,11 @@ func (r *renderer) pickLeading(n *node) {
 	}
 }
 
+// maxLeading bounds the members that lead a record's rendering.
+const maxLeading = 8
+
 func (r *renderer) isLeading(m *node) bool {
-	for _, l := range r.leading {
+	for _, l := range r.leading[:r.nLeading] {
 		if l == m {
 			return true
 		}
@@ -395,7 +407,7 @@ func (r *renderer) leadFirst(n *node, keep []int) []int {
 	var buf [32]int
 	all := append(buf[:0], keep...)
 	out := keep[:0]
-	for _, l := range r.leading {
+	for _, l := range r.leading[:r.nLeading] {
 		for _, j := range all {
 			if &n.kids[j] == l {
 				out = append(out, j)
@@ -498,10 +510,10 @@ func (r *renderer) blob(b []byte, m Blob) []byte {
 		return s
 	}
 	b = append(b, `{"binary":"blob_ref","blob_id":`...)
-	b = appendString(b, capped(m.BlobID))
+	b = jsonw.AppendString(b, capped(m.BlobID))
 	if m.MIMEType != "" {
 		b = append(b, `,"mime_type":`...)
-		b = appendString(b, capped(m.MIMEType))
+		b = jsonw.AppendString(b, capped(m.MIMEType))
 	}
 	if m.HasSize {
 		b = append(b, `,"size_bytes":`...)
@@ -509,52 +521,7 @@ func (r *renderer) blob(b []byte, m Blob) []byte {
 	}
 	if m.FetchURL != "" {
 		b = append(b, `,"fetch_url":`...)
-		b = appendString(b, capped(m.FetchURL))
+		b = jsonw.AppendString(b, capped(m.FetchURL))
 	}
 	return append(b, '}')
-}
-
-// appendString appends s as a JSON string. Unlike encoding/json it leaves <, >
-// and & alone (the text is read by models, not embedded in HTML); control
-// characters are escaped and invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -72,13 +72,16 @@ func (in *Introspector) Verify(ctx context.Context, token string) (*Principal, e
 		// A refusal of our own credentials is an operator problem, never
 		// the caller's token: do not cache it as a verdict.
 		return nil, fmt.Errorf("introspection endpoint answered HTTP %d %s", resp.StatusCode, gjson.GetBytes(body, "error.code").Str)
-	case !gjson.ValidBytes(body):
-		return nil, errors.New("introspection endpoint answered something that is not JSON")
 	}
 	return in.principal(body)
 }
 
+// principal reads an answer. gjson reads malformed JSON leniently (a bare
+// t is true), so validity is checked first: a broken answer never grants.
 func (in *Introspector) principal(body []byte) (*Principal, error) {
+	if !gjson.ValidBytes(body) {
+		return nil, errors.New("introspection endpoint answered something that is not JSON")
+	}
 	r := gjson.ParseBytes(body)
 	if active := r.Get("active"); active.Type != gjson.True {
 		return nil, Inactive(r.Get("inactive_reason").Str)

@@ -171,3 +171,29 @@ func TestMountedOnDouble(t *testing.T) {
 		t.Errorf("icon on the double: %d", x.status)
 	}
 }
+
+func TestAddMCPHint(t *testing.T) {
+	doc := map[string]any{
+		"resource":             "https://rs.example",
+		"pdpp_core_query_base": "https://rs.example/v1",
+		"pdpp_agent_discovery": map[string]any{"advisory": true, "skill_name": "pdpp-data-access"},
+	}
+	AddMCPHint(doc, "https://rs.example/")
+	got := toJSON(doc)
+	for _, want := range []string{
+		`"pdpp_core_query_base":"https://rs.example/v1"`,
+		`"skill_name":"pdpp-data-access"`,
+		`"endpoint":"https://rs.example/mcp"`,
+		`"transport":"streamable_http"`,
+		`"no_owner_token":true`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("document lacks %s:\n%s", want, got)
+		}
+	}
+	empty := map[string]any{}
+	AddMCPHint(empty, "https://rs.example")
+	if !strings.Contains(toJSON(empty), `"advisory":true,"mcp":{"endpoint":"https://rs.example/mcp"`) {
+		t.Errorf("hint on an empty document: %s", toJSON(empty))
+	}
+}

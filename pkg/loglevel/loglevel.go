@@ -23,5 +23,5 @@ func Parse(s string, def slog.Level) (slog.Level, error) {
 	case "error":
 		return slog.LevelError, nil
 	}
-	return 0, fmt.Errorf("--log-level must be debug, info, warn or error, got %q", s)
+	return 0, fmt.Errorf("log level %q is not debug, info, warn or error", s)
 }

@@ -193,8 +193,9 @@ func ParseCall(source, line string) (c Call, ok bool, err error) {
 	return c, true, nil
 }
 
-// checkToolName applies the MCP tool-name rule (SEP-986): 1 to 128 of
-// A-Z a-z 0-9 _ - . so a typo such as a stray quote is caught before the call.
+// checkToolName applies the MCP tool-name rule: 1 to 128 of A-Z a-z 0-9 _
+// - . (what clients accept as a tool name), so a typo such as a stray quote
+// is caught before the call.
 func checkToolName(name string) error {
 	if len(name) > 128 {
 		return fmt.Errorf("tool name is %d characters long; MCP tool names have at most 128", len(name))

@@ -3,13 +3,14 @@ package resultid
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // Resource URI prefixes of the other two resource templates.
@@ -344,10 +345,7 @@ func writeMember(b *bytes.Buffer, key, value string) {
 	b.WriteString(`,"`)
 	b.WriteString(key)
 	b.WriteString(`":`)
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(value)   // a string always encodes
-	b.Truncate(b.Len() - 1) // Encode appends a newline
+	b.Write(jsonw.AppendString(nil, value))
 }
 
 func writeInt(b *bytes.Buffer, key string, v *int) {

@@ -10,10 +10,11 @@ import (
 )
 
 // Process-wide memory budget defaults. 32 MiB holds two maximum-size
-// answers at once; ordinary answers (a few KiB) never wait.
+// answers at once; ordinary answers (a few KiB) never wait. The wait leaves
+// a third of the default per-call timeout for the read itself.
 const (
 	DefaultBudgetBytes int64 = 32 << 20
-	DefaultBudgetWait        = 10 * time.Second
+	DefaultBudgetWait        = 20 * time.Second
 )
 
 // Budget bounds the RS body bytes buffered at once across every client that

@@ -25,13 +25,6 @@ const (
 	DefaultMaxBodyBytes int64 = 16 << 20
 )
 
-// MaxBodyFlag is the command-line flag that raises the body cap. Error
-// messages name it so a person who hits the cap knows what to change.
-const MaxBodyFlag = "--max-response-bytes"
-
-// TimeoutFlag is the command-line flag that sets the per-call timeout.
-const TimeoutFlag = "--timeout"
-
 // Options configures a Client.
 type Options struct {
 	// BaseURL is the normalised provider URL. It may carry a path prefix
@@ -297,9 +290,11 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	case errors.Is(err, errTooLarge):
 		return nil, len(body), &TransportError{
 			Code: CodeTooLarge, Limit: c.max, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
+			// The text names no flag: the program embedding this client
+			// decides how its operator raises the cap.
 			Err: fmt.Errorf("GET %s: the answer is larger than the response cap of %s; "+
-				"narrow the request (fewer fields, a smaller limit) or raise the cap with %s",
-				path, formatBytes(c.max), MaxBodyFlag),
+				"narrow the request (fewer fields, a smaller limit) or have the operator raise the cap",
+				path, formatBytes(c.max)),
 		}
 	case errors.Is(err, errBusy):
 		return nil, len(body), &TransportError{
@@ -409,8 +404,8 @@ func (c *Client) failure(ctx, callCtx context.Context, path string, status int, 
 		return fmt.Errorf("rs: GET %s: %w", path, context.Canceled)
 	case context.Cause(callCtx) == errCallTimeout:
 		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid, BaseURL: c.base,
-			Err: fmt.Errorf("GET %s: no complete answer within %s (the per-call timeout; raise it with %s): %w",
-				path, c.timeout, TimeoutFlag, context.DeadlineExceeded)}
+			Err: fmt.Errorf("GET %s: no complete answer within %s (the per-call timeout): %w",
+				path, c.timeout, context.DeadlineExceeded)}
 	case ctx.Err() != nil:
 		return &TransportError{Code: CodeTimeout, Status: status, RequestID: rid, BaseURL: c.base,
 			Err: fmt.Errorf("GET %s: the caller's deadline passed before a complete answer: %w", path, ctx.Err())}

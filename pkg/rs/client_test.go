@@ -358,16 +358,16 @@ func TestGetTransportFailures(t *testing.T) {
 	}{
 		{
 			name: "declared body over the cap", fault: pdpptest.Fault{BodyBytes: 4 * limit},
-			wantCode: rs.CodeTooLarge, wantStatus: 200, wantText: []string{"64 KiB (65536 bytes)", "--max-response-bytes"},
+			wantCode: rs.CodeTooLarge, wantStatus: 200, wantText: []string{"64 KiB (65536 bytes)", "raise the cap"},
 			maxRead: limit + 1,
 		},
 		{
 			name: "error body over the cap", fault: pdpptest.Fault{Status: 500, BodyBytes: limit + 1},
-			wantCode: rs.CodeTooLarge, wantStatus: 500, wantText: []string{"--max-response-bytes"}, maxRead: limit + 1,
+			wantCode: rs.CodeTooLarge, wantStatus: 500, wantText: []string{"raise the cap"}, maxRead: limit + 1,
 		},
 		{
 			name: "endless body", fault: pdpptest.Fault{EndlessBody: true},
-			wantCode: rs.CodeTooLarge, wantStatus: 200, wantText: []string{"--max-response-bytes"}, maxRead: limit + 1,
+			wantCode: rs.CodeTooLarge, wantStatus: 200, wantText: []string{"raise the cap"}, maxRead: limit + 1,
 		},
 		{
 			name: "invalid JSON", fault: pdpptest.Fault{InvalidJSON: true},
@@ -379,12 +379,12 @@ func TestGetTransportFailures(t *testing.T) {
 		},
 		{
 			name: "no answer in time", fault: pdpptest.Fault{Delay: time.Minute}, timeout: 50 * time.Millisecond,
-			wantCode: rs.CodeTimeout, wantText: []string{"50ms", "--timeout"},
+			wantCode: rs.CodeTimeout, wantText: []string{"50ms", "per-call timeout"},
 		},
 		{
 			// 64 KiB trickled 16 bytes per 5 ms takes 20 s.
 			name: "body too slow", fault: pdpptest.Fault{BodyBytes: limit, SlowBody: true}, timeout: 100 * time.Millisecond,
-			wantCode: rs.CodeTimeout, wantStatus: 200, wantText: []string{"--timeout"},
+			wantCode: rs.CodeTimeout, wantStatus: 200, wantText: []string{"per-call timeout"},
 		},
 	}
 	for _, tt := range tests {

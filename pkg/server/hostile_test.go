@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -35,9 +36,14 @@ func hostileServer(t *testing.T, h http.HandlerFunc, budget *rs.Budget) (*mcp.Cl
 	}
 	t.Cleanup(client.CloseIdleConnections)
 	s := New(Options{RS: client, ProviderURL: srv.URL})
+	// Newline-delimited JSON over pipes, as on stdio, with a copy of every
+	// byte the server writes.
 	var frames testlog.Buffer
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(context.Background(), &mcp.LoggingTransport{Transport: st, Writer: &frames}, nil)
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	st := &mcp.IOTransport{Reader: c2sR, Writer: teeCloser{io.MultiWriter(&frames, s2cW), s2cW}}
+	ct := &mcp.IOTransport{Reader: s2cR, Writer: c2sW, MaxLineLength: -1}
+	ss, err := s.Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +54,11 @@ func hostileServer(t *testing.T, h http.HandlerFunc, budget *rs.Budget) (*mcp.Cl
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs, &frames
+}
+
+type teeCloser struct {
+	io.Writer
+	io.Closer
 }
 
 func rsAnswer(status int, body []byte, header ...string) http.HandlerFunc {
@@ -141,7 +152,7 @@ func TestHostileRSThroughTools(t *testing.T) {
 			var decoded bytes.Buffer
 			for _, line := range strings.Split(out, "\n") {
 				var v any
-				if json.Unmarshal([]byte(strings.TrimPrefix(line, "write: ")), &v) == nil {
+				if json.Unmarshal([]byte(line), &v) == nil {
 					b, _ := json.Marshal(v)
 					decoded.Write(b)
 				}

@@ -472,13 +472,22 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	}
 	c.mu.Unlock()
 
-	line := c.encodeAnswer(resp, p, cl.id)
+	// MCP: a cancelled request gets no answer.
+	var line []byte
+	if !cl.cancelled {
+		line = c.encodeAnswer(resp, p, cl.id)
+	}
 	if cl.batch == nil {
+		if line == nil {
+			return nil
+		}
 		return c.writeLine(line)
 	}
 	c.mu.Lock()
 	b := cl.batch
-	b.answers = append(b.answers, line)
+	if line != nil {
+		b.answers = append(b.answers, line)
+	}
 	b.waiting--
 	var out []byte
 	if b.waiting == 0 {

@@ -22,6 +22,12 @@ const toolsListBudget = 16384
 
 func connect(t testing.TB, s *mcp.Server, opts *mcp.ClientSessionOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectVia(t, s, opts, nil)
+}
+
+// connectVia is connect with the client's transport wrapped (nil: as is).
+func connectVia(t testing.TB, s *mcp.Server, opts *mcp.ClientSessionOptions, wrap func(mcp.Transport) mcp.Transport) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(ctx, st, nil)
@@ -29,7 +35,11 @@ func connect(t testing.TB, s *mcp.Server, opts *mcp.ClientSessionOptions) *mcp.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "server-test", Version: "v0"}, nil).Connect(ctx, ct, opts)
+	var transport mcp.Transport = ct
+	if wrap != nil {
+		transport = wrap(ct)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "server-test", Version: "v0"}, nil).Connect(ctx, transport, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

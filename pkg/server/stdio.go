@@ -110,9 +110,13 @@ func RunStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer,
 	case <-grace.C:
 	}
 	ss.Close()
+	// Closing ends the session unless a handler ignores its cancelled
+	// context; do not wait on such a handler for long either.
+	last := time.NewTimer(o.ShutdownGrace)
+	defer last.Stop()
 	select {
 	case <-ended:
-	case <-grace.C:
+	case <-last.C:
 	}
 	return nil
 }

@@ -295,3 +295,54 @@ func TestStdioResourceURI(t *testing.T) {
 		t.Errorf("unknown uri: %s", a)
 	}
 }
+
+// TestStdioCancelled: a cancelled request is not answered and its id can
+// be used again; a cancellation names the client's id, not the private one.
+func TestStdioCancelled(t *testing.T) {
+	held, returned := make(chan struct{}, 1), make(chan struct{}, 1)
+	s := startStdio(t, context.Background(), StdioOptions{Hold: func(ctx context.Context) error {
+		held <- struct{}{}
+		<-ctx.Done()
+		returned <- struct{}{}
+		return ctx.Err()
+	}})
+	s.initialize("2025-06-18")
+	s.send(`{"jsonrpc":"2.0","id":"x\u0041","method":"tools/call","params":{"name":"schema","arguments":{}}}` + "\n")
+	<-held
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"xA","reason":"user"}}` + "\n")
+	<-returned // the call's (unwanted) answer is on its way before the ping
+	s.send(ping)
+	if a := s.recv(); a != `{"jsonrpc":"2.0","id":"next","result":{}}` {
+		t.Errorf("first line after the cancellation: %s (a cancelled call must not be answered)", a)
+	}
+}
+
+// TestLineReaderDoesNotBufferLongLines: a 64 MiB line is skipped with at
+// most the limit (plus one read buffer) held, and the next line is read.
+func TestLineReaderDoesNotBufferLongLines(t *testing.T) {
+	const limit = 1 << 10
+	in := io.MultiReader(io.LimitReader(repeatByte('a'), 64<<20), strings.NewReader("\n{\"x\":1}\n"))
+	l := lineReader{r: bufio.NewReaderSize(in, 64<<10), max: limit}
+	line, tooLong, err := l.next()
+	if err != nil || !tooLong || line != nil {
+		t.Fatalf("long line: %q %v %v", line, tooLong, err)
+	}
+	if c := cap(l.buf); c > limit+64<<10 {
+		t.Errorf("buffered %d bytes for a line over a %d-byte limit", c, limit)
+	}
+	if line, tooLong, err := l.next(); err != nil || tooLong || string(line) != `{"x":1}` {
+		t.Errorf("next line: %q %v %v", line, tooLong, err)
+	}
+	if _, _, err := l.next(); err != io.EOF {
+		t.Errorf("end: %v", err)
+	}
+}
+
+type repeatByte byte
+
+func (r repeatByte) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
+}

@@ -248,19 +248,11 @@ func TestWireSchema(t *testing.T) {
 			ws := loadWireSchema(t, version)
 			s, _ := newTestServer(t)
 			ctx := context.Background()
-			st, ct := mcp.NewInMemoryTransports()
-			ss, err := s.Connect(ctx, st, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = ss.Close() })
-			rec := &wireRecorder{Transport: ct, methods: map[string]string{}}
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "wire-test", Version: "v0"}, nil).
-				Connect(ctx, rec, &mcp.ClientSessionOptions{ProtocolVersion: version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cs.Close() })
+			var rec *wireRecorder
+			cs := connectVia(t, s, &mcp.ClientSessionOptions{ProtocolVersion: version}, func(ct mcp.Transport) mcp.Transport {
+				rec = &wireRecorder{Transport: ct, methods: map[string]string{}}
+				return rec
+			})
 			if got := cs.InitializeResult().ProtocolVersion; got != version {
 				t.Fatalf("negotiated %s", got)
 			}

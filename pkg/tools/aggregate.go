@@ -93,7 +93,7 @@ func runAggregate(ctx context.Context, env *Env, a *aggregateArgs) (*mcp.CallToo
 	}
 	return success(aggregateText(gjson.ParseBytes(body), a.Stream), &readResult{
 		Data:        json.RawMessage(body),
-		ProviderURL: env.ProviderURL,
+		ProviderURL: providerURL(env, resp),
 		RequestID:   resp.RequestID,
 	}), nil
 }

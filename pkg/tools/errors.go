@@ -26,6 +26,12 @@ const (
 	// CodeInvalidExpand: expand/expand_limit cannot be served as asked
 	// (malformed expand_limit, a relation the stream does not advertise).
 	CodeInvalidExpand = "invalid_expand"
+	// CodeStreamNotGranted: schema(stream) names a stream the grant does
+	// not include; the error lists the granted streams.
+	CodeStreamNotGranted = "stream_not_granted"
+	// CodeConnectionNotGranted: schema(stream, connection_id) names a
+	// connection the grant does not include for that stream.
+	CodeConnectionNotGranted = "connection_not_granted"
 	// CodeCanceled: the client cancelled the call.
 	CodeCanceled = "canceled"
 	// CodeInternal: anything else; a bug in this server.
@@ -84,6 +90,7 @@ type failure struct {
 // classify turns any error a handler returns into a failure. Order matters:
 // a credential rejection wraps its RS answer, and coded errors may too.
 func classify(env *Env, err error) *failure {
+	env = answeredBy(env, err)
 	var (
 		te  *toolError
 		rej *credential.RejectedError
@@ -128,6 +135,29 @@ func classify(env *Env, err error) *failure {
 	}
 	return &failure{Code: CodeInternal, Message: err.Error(),
 		Next: "call again once; if it fails the same way, report this message"}
+}
+
+// answeredBy returns env with ProviderURL set to the provider whose answer
+// (or silence) err reports, when the error names one: advice such as
+// `pdpp connect <url>` must name the provider that refused, which is not the
+// configured one when several providers serve one call.
+func answeredBy(env *Env, err error) *Env {
+	var (
+		re   *rs.Error
+		tr   *rs.TransportError
+		base string
+	)
+	if errors.As(err, &re) {
+		base = re.BaseURL
+	} else if errors.As(err, &tr) {
+		base = tr.BaseURL
+	}
+	if base == "" || base == env.ProviderURL {
+		return env
+	}
+	e := *env
+	e.ProviderURL = base
+	return &e
 }
 
 // rsFailure copies the RS error envelope; the caller adds the advice.

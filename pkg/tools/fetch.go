@@ -122,11 +122,11 @@ func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult,
 	}
 	q = append(q, a.ExpandLimit...)
 	path := rs.Path("v1", "streams", id.Stream(), "records", id.RecordID())
-	body, _, err := getObject(ctx, env, path, q)
+	body, resp, err := getObject(ctx, env, path, q)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := fetchDocument(env, a.ID, id, body)
+	doc, err := fetchDocument(env, providerURL(env, resp), a.ID, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ var textFields = []string{"text", "content", "body", "summary"}
 // fetchDocument derives the document from an RS record answer. requested is
 // the id as the caller passed it (echoed as the document id); id is the
 // parsed, connection-scoped form.
-func fetchDocument(env *Env, requested string, id resultid.ID, body []byte) (*fetchDoc, error) {
+func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte) (*fetchDoc, error) {
 	rec := gjson.ParseBytes(body)
 	payload := rec.Get("data")
 	if !payload.IsObject() {
@@ -205,7 +205,7 @@ func fetchDocument(env *Env, requested string, id resultid.ID, body []byte) (*fe
 	doc := &fetchDoc{
 		ID:    requested,
 		Title: evidence.Title(rec, evidence.TitleOptions{PrimaryTitleField: titleField, EventTimeField: timeField, Stream: cont.Stream(), Fallback: requested}),
-		URL:   documentURL(env, cont, rec, payload),
+		URL:   documentURL(base, cont, rec, payload),
 	}
 
 	textField := ""
@@ -286,19 +286,19 @@ var urlFields = []string{"url", "record_url", "href", "source_url"}
 
 // documentURL is a citable URL for the record: its source URL when the
 // payload has an absolute one, else its RS address on the provider.
-func documentURL(env *Env, id resultid.ID, rec, payload gjson.Result) string {
+func documentURL(base string, id resultid.ID, rec, payload gjson.Result) string {
 	for _, f := range urlFields {
 		if s := payload.Get(f).Str; isHTTPURL(s) {
 			return s
 		}
 	}
-	return recordURL(env, id, rec.Get("record_url").Str)
+	return recordURL(base, id, rec.Get("record_url").Str)
 }
 
 // recordURL makes the RS address of a record absolute on the provider, with
 // the connection_id the RS leaves out of record_url. given is the RS's
 // record_url ("" to build one).
-func recordURL(env *Env, id resultid.ID, given string) string {
+func recordURL(base string, id resultid.ID, given string) string {
 	if isHTTPURL(given) {
 		return given
 	}
@@ -313,7 +313,7 @@ func recordURL(env *Env, id resultid.ID, given string) string {
 		}
 		path += sep + "connection_id=" + url.QueryEscape(c)
 	}
-	return strings.TrimSuffix(env.ProviderURL, "/") + path
+	return strings.TrimSuffix(base, "/") + path
 }
 
 func isHTTPURL(s string) bool {

@@ -122,7 +122,7 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 	return success(preview.Text, &readResult{
 		Data:          json.RawMessage(body),
 		ContentLadder: ladder,
-		ProviderURL:   env.ProviderURL,
+		ProviderURL:   providerURL(env, resp),
 		RequestID:     resp.RequestID,
 	}), nil
 }

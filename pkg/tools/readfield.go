@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
@@ -180,6 +182,8 @@ type window struct {
 	withheld  bool
 	warnings  string
 	requestID string
+	// baseURL is the provider that answered ("" when unknown).
+	baseURL string
 }
 
 // readWindow reads one window. A legacy id is sent without connection_id:
@@ -223,7 +227,7 @@ func readWindow(ctx context.Context, env *Env, r *fieldRead) (*window, error) {
 		return nil, &rs.TransportError{Code: rs.CodeInvalidResponse, Status: resp.Status, RequestID: resp.RequestID,
 			Err: fmt.Errorf("GET %s: the field-window answer has no window object", path)}
 	}
-	w := &window{id: r.id, field: r.field, fieldType: "string", win: win, warnings: warningsText(doc), requestID: resp.RequestID}
+	w := &window{id: r.id, field: r.field, fieldType: "string", win: win, warnings: warningsText(doc), requestID: resp.RequestID, baseURL: resp.BaseURL}
 	if c := doc.Get("connection_id"); c.Type == gjson.String && c.Str != "" && !r.id.HasConnection() {
 		// The RS resolved the connection: continuations name it.
 		if id, err := r.id.WithConnection(c.Str); err == nil {
@@ -280,7 +284,7 @@ func jsonWindow(ctx context.Context, env *Env, r *fieldRead, refusal *rs.Error) 
 	if err != nil {
 		return nil, fmt.Errorf("read_record_field: window: %w", err)
 	}
-	w := &window{id: r.id, field: r.field, fieldType: "json", win: gjson.ParseBytes(b), requestID: resp.RequestID}
+	w := &window{id: r.id, field: r.field, fieldType: "json", win: gjson.ParseBytes(b), requestID: resp.RequestID, baseURL: resp.BaseURL}
 	if c := rec.Get("connection_id"); c.Type == gjson.String && c.Str != "" && !r.id.HasConnection() {
 		if id, err := r.id.WithConnection(c.Str); err == nil {
 			w.id = id
@@ -409,7 +413,7 @@ func (w *window) structured(env *Env) *readFieldResult {
 			Stream: w.id.Stream(), RecordID: w.id.RecordID()},
 		Field:       readFieldField{Path: w.field, Type: w.fieldType, TextLike: w.fieldType == "string" && !w.withheld},
 		Window:      win,
-		ProviderURL: env.ProviderURL,
+		ProviderURL: cmp.Or(w.baseURL, env.ProviderURL),
 		RequestID:   w.requestID,
 	}
 	if w.win.Get("complete").Type != gjson.True {
@@ -457,12 +461,4 @@ func idError(param string, err error) error {
 }
 
 // compactJSON marshals v without HTML escaping, for arguments shown in text.
-func compactJSON(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "null"
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
+func compactJSON(v any) string { return jsonw.Compact(v) }

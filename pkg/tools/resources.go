@@ -71,7 +71,7 @@ func Completion(env *Env) func(context.Context, *mcp.CompleteRequest) (*mcp.Comp
 		}
 		names, err := grantedStreams(ctx, &e)
 		if err != nil {
-			e.Logger.DebugContext(ctx, "stream completion failed", errorAttrs(err)...)
+			e.Logger.DebugContext(ctx, "stream completion failed", errorAttrs(&e, err)...)
 			return nil, resourceError(&e, streamTemplate, err)
 		}
 		var values []string
@@ -119,7 +119,7 @@ func registerResources(s *mcp.Server, env *Env) {
 			if err != nil {
 				// The template, not the URI: a record or field-window URI
 				// names a record and can carry the text searched for.
-				env.Logger.DebugContext(ctx, "resource read failed", append([]any{"template", tmpl.URITemplate}, errorAttrs(err)...)...)
+				env.Logger.DebugContext(ctx, "resource read failed", append([]any{"template", tmpl.URITemplate}, errorAttrs(env, err)...)...)
 				return nil, resourceError(env, uri, err)
 			}
 			c.URI = uri

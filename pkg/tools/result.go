@@ -113,3 +113,13 @@ func isInlineSeparator(r rune) bool {
 	}
 	return r < 0x20 || r == 0x7f
 }
+
+// providerURL is the provider that answered resp: with several providers
+// behind one RS (a fan-out client), URLs in a result must name the one that
+// served it, not the one the server was configured with.
+func providerURL(env *Env, resp *rs.Response) string {
+	if resp != nil && resp.BaseURL != "" {
+		return resp.BaseURL
+	}
+	return env.ProviderURL
+}

@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -67,10 +71,13 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 			return nil, err
 		}
 		doc := unwrapSchema(body)
+		if err := notGranted(ctx, env, doc, a); err != nil {
+			return nil, err
+		}
 		return success(schemaText(doc, a.Stream, a.ConnectionID), &readResult{
 			Data:        json.RawMessage(withoutDuplicateStreams(doc)),
 			Legend:      json.RawMessage(legendJSON),
-			ProviderURL: env.ProviderURL,
+			ProviderURL: providerURL(env, resp),
 			RequestID:   resp.RequestID,
 		}), nil
 	}
@@ -100,7 +107,12 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 		return nil, err
 	}
 	doc := unwrapSchema(body)
-	sc := &readResult{ProviderURL: env.ProviderURL, RequestID: resp.RequestID}
+	if a.Stream != "" {
+		if err := notGranted(ctx, env, doc, a); err != nil {
+			return nil, err
+		}
+	}
+	sc := &readResult{ProviderURL: providerURL(env, resp), RequestID: resp.RequestID}
 	switch {
 	case a.Stream != "" && doc.Get("detail").String() == "compact":
 		// The RS compacted and scoped it: pass it on unchanged, and keep it
@@ -128,4 +140,51 @@ func withoutKey(q rs.Query, key string) rs.Query {
 		}
 	}
 	return out
+}
+
+// maxNamedStreams bounds the granted streams a not-granted error lists.
+const maxNamedStreams = 30
+
+// notGranted returns the error for schema(stream) when the RS answered with
+// no row for the stream: the stream, or the connection asked for, is outside
+// the grant. It asks the stream index once to name the granted choices, like
+// other tools' errors name candidates; when that read fails the error points
+// at schema() instead. nil when doc lists the stream.
+func notGranted(ctx context.Context, env *Env, doc gjson.Result, a *schemaArgs) error {
+	if rows, bare := schemaRows(doc); len(rows) > 0 || len(bare) > 0 {
+		return nil
+	}
+	var names, conns []string
+	if body, _, err := getObject(ctx, env, rs.Path("v1", "schema"), rs.Query{{Key: "view", Value: "compact"}}); err == nil {
+		rows, bare := schemaRows(unwrapSchema(body))
+		names = append(names, bare...)
+		for _, r := range rows {
+			n := streamName(r.stream)
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+			if n == a.Stream {
+				conns = append(conns, rowConnections(r))
+			}
+		}
+	} else if errors.Is(err, context.Canceled) {
+		return err
+	}
+	if a.ConnectionID != "" && len(conns) > 0 {
+		return &toolError{Code: CodeConnectionNotGranted, Param: "connection_id",
+			Message: fmt.Sprintf("this grant does not include connection_id %s for stream %s; its connections: %s",
+				jsonString(a.ConnectionID), jsonString(a.Stream), strings.Join(conns, "|")),
+			Next: "call schema(stream) with one of those connection_ids, or without connection_id"}
+	}
+	msg := fmt.Sprintf("stream %s is not in this grant", jsonString(a.Stream))
+	next := "call schema() for the granted streams and use one of them"
+	if len(names) > 0 {
+		shown := names[:min(len(names), maxNamedStreams)]
+		msg += "; granted streams: " + strings.Join(shown, ", ")
+		if len(names) > len(shown) {
+			msg += fmt.Sprintf(" and %d more (schema() lists them)", len(names)-len(shown))
+		}
+		next = "call schema with one of the granted streams"
+	}
+	return &toolError{Code: CodeStreamNotGranted, Param: "stream", Message: msg, Next: next}
 }

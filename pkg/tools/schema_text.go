@@ -37,11 +37,9 @@ type schemaRow struct {
 	stream    gjson.Result
 }
 
-// schemaText renders the model-visible summary of a schema document: enough
-// to choose a stream and build filter, sort, fields, aggregate and
-// connection arguments without structuredContent.
-func schemaText(doc gjson.Result, stream, connectionID string) string {
-	fieldDetail := stream != ""
+// schemaRows collects a schema document's stream rows (with their
+// connectors) and the names of streams listed without detail.
+func schemaRows(doc gjson.Result) ([]schemaRow, []string) {
 	connectors := doc.Get("connectors")
 	var rows []schemaRow
 	var bareNames []string
@@ -66,6 +64,16 @@ func schemaText(doc gjson.Result, stream, connectionID string) string {
 			return true
 		})
 	}
+	return rows, bareNames
+}
+
+// schemaText renders the model-visible summary of a schema document: enough
+// to choose a stream and build filter, sort, fields, aggregate and
+// connection arguments without structuredContent.
+func schemaText(doc gjson.Result, stream, connectionID string) string {
+	fieldDetail := stream != ""
+	connectors := doc.Get("connectors")
+	rows, bareNames := schemaRows(doc)
 
 	nConnectors := int(doc.Get("connector_count").Int())
 	if connectors.IsArray() {

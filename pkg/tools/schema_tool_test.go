@@ -236,13 +236,32 @@ func TestSchemaRejectsBeforeTheRS(t *testing.T) {
 	}
 }
 
-func TestSchemaUnknownStream(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
-	res := h.call(t, "schema", map[string]any{"stream": "no_such_stream"})
-	if res.IsError {
-		t.Fatal(text(res))
-	}
-	if want := `no granted stream matches "no_such_stream"; call schema() for the granted streams`; !strings.Contains(text(res), want) {
-		t.Errorf("text lacks %q:\n%s", want, text(res))
+// schema(stream) outside the grant is an error like the other tools give,
+// naming the granted streams (or, for a connection outside the grant, the
+// stream's connections); its structuredContent.error says the same.
+func TestSchemaStreamNotGranted(t *testing.T) {
+	for _, tc := range []struct {
+		args map[string]any
+		want []string
+	}{
+		{map[string]any{"stream": "no_such_stream"}, []string{"error code=stream_not_granted param=stream\n",
+			`stream "no_such_stream" is not in this grant; granted streams: labels, threads, messages, message_bodies, attachments`}},
+		{map[string]any{"stream": "no_such_stream", "detail": "full"}, []string{"error code=stream_not_granted param=stream\n"}},
+		{map[string]any{"stream": "messages", "connection_id": "cin_nope"}, []string{"error code=connection_not_granted param=connection_id\n",
+			"{connection_id:cin_gmail_personal,display_name:Personal_Gmail}|{connection_id:cin_gmail_work,display_name:Work_Gmail}"}},
+	} {
+		h := newHarness(t, harnessOptions{})
+		res := h.call(t, "schema", tc.args)
+		if !res.IsError {
+			t.Fatalf("%v accepted:\n%s", tc.args, text(res))
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(text(res), w) {
+				t.Errorf("%v: text lacks %q:\n%s", tc.args, w, text(res))
+			}
+		}
+		if code := structured(t, res)["error"].(map[string]any)["code"]; !strings.HasSuffix(code.(string), "_not_granted") {
+			t.Errorf("structuredContent.error.code = %v", code)
+		}
 	}
 }

@@ -64,7 +64,7 @@ var searchTool = &spec[searchArgs]{
 		Name:  "search",
 		Title: "Search PDPP records",
 		Description: "Find records across granted streams (GET /v1/search, /v1/search/semantic, /v1/search/hybrid). Read-only. " +
-			"limit is capped at 100; page with cursor. Each result id is a self-contained handle: pass it to fetch as shown, " +
+			"limit is capped at 100; page lexical and semantic results with cursor (hybrid has none). Each result id is a self-contained handle: pass it to fetch as shown, " +
 			"with no connection_id. Results name connection_id and connector_key; searchable fields are flagged lex/sem in /v1/schema.",
 		Annotations:  readOnly("Search PDPP records"),
 		InputSchema:  mustSchema("search", searchInput),
@@ -168,13 +168,13 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	scope := evidence.Scope{ConnectionID: a.ConnectionID}
 	results := make([]searchResult, len(hits))
 	for i, h := range hits {
-		results[i] = hitResult(env, h, scope)
+		results[i] = hitResult(providerURL(env, resp), h, scope)
 	}
 	sc := &searchStructured{
 		Data:          envelopeWithoutHits(doc, len(results)),
 		Results:       results,
 		ContentLadder: evidence.SearchLadder(hits, scope),
-		ProviderURL:   env.ProviderURL,
+		ProviderURL:   providerURL(env, resp),
 		RequestID:     resp.RequestID,
 	}
 	return &mcp.CallToolResult{
@@ -186,7 +186,7 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 // hitResult shapes one RS hit. Its id embeds the hit's connection whenever the
 // hit (or the connection_id argument) names one, and is exactly the id text
 // shows and fetch accepts.
-func hitResult(env *Env, h gjson.Result, scope evidence.Scope) searchResult {
+func hitResult(base string, h gjson.Result, scope evidence.Scope) searchResult {
 	var r searchResult
 	// One pass over the hit's members; a Get per member would rescan it.
 	var m struct{ conn, alias, key, connector, recordKey, recordID, recordURL string }
@@ -226,9 +226,9 @@ func hitResult(env *Env, h gjson.Result, scope evidence.Scope) searchResult {
 	id, ok := evidence.Identity(h, scope)
 	if ok {
 		r.ID = id.String()
-		r.URL = recordURL(env, id, m.recordURL)
+		r.URL = recordURL(base, id, m.recordURL)
 	} else if m.recordURL != "" {
-		r.URL = strings.TrimSuffix(env.ProviderURL, "/") + m.recordURL
+		r.URL = strings.TrimSuffix(base, "/") + m.recordURL
 	}
 	r.Title = evidence.Title(h, evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID})
 	if snippet.IsObject() {
@@ -503,9 +503,9 @@ func sourceMix(results []searchResult) string {
 func moreHits(hybrid, hasCursor bool, limit int) string {
 	switch {
 	case hybrid && limit < 100:
-		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic, which page by cursor."
+		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic to page through every match."
 	case hybrid:
-		return "More hits exist beyond the 100 hybrid search returns: narrow q or streams, or search with mode lexical or semantic, which page by cursor."
+		return "More hits exist beyond the 100 hybrid search returns: narrow q or streams, or search with mode lexical or semantic to page through every match."
 	case hasCursor:
 		return "" // next_cursor says it
 	}

@@ -265,3 +265,26 @@ func TestSearchTextGolden(t *testing.T) {
 	}
 	tools.Golden(t, "golden/search-lisbon.txt", []byte(strings.ReplaceAll(text(res), cursor, "<cursor>")+"\n"))
 }
+
+// Hybrid search has no cursor: when it finds more than it shows, its text
+// gives a way on that works (a larger limit, or a paged mode), never paging
+// by cursor.
+func TestHybridMoreHitsWayOn(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	res := h.call(t, "search", map[string]any{"q": "the", "mode": "hybrid", "limit": 2})
+	txt := text(res)
+	if res.IsError || !strings.Contains(txt, "has_more=true") {
+		t.Fatalf("want a hybrid page with more hits:\n%s", txt)
+	}
+	if !strings.Contains(txt, "search again with a larger limit (up to 100), or with mode lexical or semantic") {
+		t.Errorf("no way to the other hits:\n%s", txt)
+	}
+	if strings.Contains(txt, "page by cursor") || strings.Contains(txt, "next_cursor") {
+		t.Errorf("hybrid text points at a cursor:\n%s", txt)
+	}
+	// The advice works: a larger limit returns more hits.
+	more := h.call(t, "search", map[string]any{"q": "the", "mode": "hybrid", "limit": 10})
+	if more.IsError || len(structured(t, more)["results"].([]any)) <= 2 {
+		t.Errorf("a larger limit did not reach more hits:\n%s", text(more))
+	}
+}

@@ -139,7 +139,7 @@ func (s *spec[A]) handler(env *Env) mcp.ToolHandler {
 		}
 		res, err := s.run(ctx, env, &a)
 		if err != nil {
-			env.Logger.DebugContext(ctx, "tool call failed", append([]any{"tool", s.def.Name}, errorAttrs(err)...)...)
+			env.Logger.DebugContext(ctx, "tool call failed", append([]any{"tool", s.def.Name}, errorAttrs(env, err)...)...)
 			return errorResult(env, err), nil
 		}
 		return res, nil

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // Team chat: the Tidewater Labs workspace. Most messages are one-liners; a few
@@ -265,7 +267,7 @@ func (g *demoGen) chatRecords(channels []*demoChannel, msgs []*chatMsg) map[stri
 				o.b = append(o.b, ',')
 			}
 			o.b = append(o.b, `{"emoji":`...)
-			o.b = appendJSONString(o.b, re.emoji)
+			o.b = jsonw.AppendString(o.b, re.emoji)
 			o.b = append(o.b, `,"count":`...)
 			o.b = strconv.AppendInt(o.b, int64(re.count), 10)
 			o.b = append(o.b, '}')

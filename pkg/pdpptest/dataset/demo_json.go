@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // The demo generator writes record payloads with this small appender instead of
@@ -28,13 +30,13 @@ func (o *jsonObj) key(k string) {
 		o.b = append(o.b, ',')
 	}
 	o.n++
-	o.b = appendJSONString(o.b, k)
+	o.b = jsonw.AppendString(o.b, k)
 	o.b = append(o.b, ':')
 }
 
 func (o *jsonObj) str(k, v string) {
 	o.key(k)
-	o.b = appendJSONString(o.b, v)
+	o.b = jsonw.AppendString(o.b, v)
 }
 
 // optStr writes v, or null when v is empty.
@@ -106,7 +108,7 @@ func appendJSONStrings(b []byte, vs []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, v)
+		b = jsonw.AppendString(b, v)
 	}
 	return append(b, ']')
 }
@@ -114,47 +116,6 @@ func appendJSONStrings(b []byte, vs []string) []byte {
 func appendMoney(b []byte, cents int64) []byte {
 	return strconv.AppendFloat(b, float64(cents)/100, 'f', -1, 64)
 }
-
-// appendJSONString quotes s as a JSON string, applying only the escapes JSON
-// requires. The generator's text is valid UTF-8 (it comes from Go literals), so
-// bytes from 0x80 up are copied as they are; the tests check every payload with
-// json.Valid.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !jsonEscape[c] {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// jsonEscape marks the bytes a JSON string cannot hold literally.
-var jsonEscape = func() (t [256]bool) {
-	for c := 0; c < 0x20; c++ {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
 
 // arena hands out immutable copies carved from large chunks, so thousands of
 // small payloads cost a handful of allocations.

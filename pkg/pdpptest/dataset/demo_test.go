@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // demoOnce shares one generated dataset between the read-only tests; the
@@ -1308,8 +1310,8 @@ func TestAppendJSON(t *testing.T) {
 		enc := json.NewEncoder(&want)
 		enc.SetEscapeHTML(false)
 		enc.Encode(s)
-		if got := appendJSONString(nil, s); string(got) != strings.TrimSuffix(want.String(), "\n") {
-			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want.String())
+		if got := jsonw.AppendString(nil, s); string(got) != strings.TrimSuffix(want.String(), "\n") {
+			t.Errorf("jsonw.AppendString(%q) = %s, want %s", s, got, want.String())
 		}
 	}
 	for _, cents := range []int64{0, 1, -1, 10, 12345, -215000, 448612, 99999999} {
@@ -1321,22 +1323,6 @@ func TestAppendJSON(t *testing.T) {
 	if got := compoundKey("acct_1", "2026-04-01"); got != `["acct_1","2026-04-01"]` {
 		t.Errorf("compoundKey = %s", got)
 	}
-}
-
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "a\"b", "\\", "\n\x01", "é🎉"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if !utf8.ValidString(s) {
-			t.Skip("the generator only writes valid UTF-8")
-		}
-		out := appendJSONString(nil, s)
-		var back string
-		if err := json.Unmarshal(out, &back); err != nil || back != s {
-			t.Fatalf("appendJSONString(%q) = %s: decodes to %q, %v", s, out, back, err)
-		}
-	})
 }
 
 // TestProseTemplates expands every template once: a misspelt slot panics, an

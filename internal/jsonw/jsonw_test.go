@@ -1,0 +1,50 @@
+package jsonw
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestAppendString(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"plain", `"plain"`},
+		{`<a href="x">&</a>`, `"<a href=\"x\">&</a>"`},
+		{"tab\tnl\ncr\r\x01\\", `"tab\tnl\ncr\r\u0001\\"`},
+		{"caf\xc3\xa9 \xff", `"café \ufffd"`},
+		{"\u2028", "\"\u2028\""},
+	} {
+		got := String(tt.in)
+		if got != tt.want {
+			t.Errorf("String(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+		var back string
+		if err := json.Unmarshal([]byte(got), &back); err != nil {
+			t.Errorf("%s is not JSON: %v", got, err)
+		}
+	}
+}
+
+func TestCompact(t *testing.T) {
+	if got := Compact(map[string]any{"q": "<b>", "n": 1}); got != `{"n":1,"q":"<b>"}` {
+		t.Errorf("Compact = %s", got)
+	}
+	if got := Compact(func() {}); got != "null" {
+		t.Errorf("Compact(func) = %s", got)
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "a\"b", "\xff\xfe", "<&>", "\u2028\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := AppendString(nil, s)
+		var back string
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%q gave invalid JSON %s: %v", s, b, err)
+		}
+		if want := string([]rune(s)); back != want {
+			t.Fatalf("%q round-trips to %q, want %q", s, back, want)
+		}
+	})
+}
