@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
@@ -149,23 +148,4 @@ func packageIntrospection(in *introspection, lookup func(string) (introspection,
 		members = []any{}
 	}
 	return obj("grant_package_id", in.packageID, "members", members)
-}
-
-// PackageChildren resolves a package token for a hosted /mcp in front of
-// the double (hosted.ChildLookup's shape): every child with its token, the
-// revoked ones marked Unusable.
-func (s *Server) PackageChildren(token string) (packageID string, children []fanout.Child, err error) {
-	id, members, err := s.PackageMembers(token)
-	if err != nil {
-		return "", nil, err
-	}
-	for _, m := range members {
-		ch := fanout.Child{GrantID: m.GrantID, ConnectionIDs: []string{m.ConnectionID}, ConnectorKey: m.ConnectorKey,
-			DisplayName: m.DisplayName, Streams: m.Streams, Token: m.Token}
-		if m.Status != "active" {
-			ch.Unusable, ch.Token = m.Status, ""
-		}
-		children = append(children, ch)
-	}
-	return id, children, nil
 }

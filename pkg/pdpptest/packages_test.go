@@ -60,14 +60,14 @@ func TestPackageIntrospectionAndChildren(t *testing.T) {
 	if n := gjson.GetBytes(body, "data.#").Int(); n != 1 || gjson.GetBytes(body, "data.0.connection_id").Str != dataset.DemoWorkMailConnection {
 		t.Errorf("child streams %s", body)
 	}
-	id, children, err := s.PackageChildren(tok)
-	if err != nil || id == "" || len(children) != 2 || children[1].Unusable != "grant_revoked" || children[1].Token != "" {
-		t.Errorf("PackageChildren %q %+v %v", id, children, err)
+	id, resolved, err := s.PackageMembers(tok)
+	if err != nil || id == "" || len(resolved) != 2 || resolved[1].Status != "grant_revoked" {
+		t.Errorf("PackageMembers %q %+v %v", id, resolved, err)
 	}
-	if _, _, err := s.PackageChildren(s.Token(pdpptest.TokenClient)); err == nil {
+	if _, _, err := s.PackageMembers(s.Token(pdpptest.TokenClient)); err == nil {
 		t.Error("a client token resolved as a package")
 	}
-	if _, ch, err := s.PackageChildren(s.Token(pdpptest.TokenPackage)); err != nil || len(ch) != 5 {
+	if _, ch, err := s.PackageMembers(s.Token(pdpptest.TokenPackage)); err != nil || len(ch) != 5 {
 		t.Errorf("standard package: %d children, %v", len(ch), err)
 	}
 }
