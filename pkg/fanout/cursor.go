@@ -20,7 +20,11 @@ import (
 
 // childState is one child's position.
 type childState struct {
-	Grant string `json:"g"`
+	// Grant names the member in memory; the cursor holds its index I in
+	// the package (the query hash covers the member list, so the index
+	// cannot point at another member).
+	Grant string `json:"-"`
+	I     int    `json:"i"`
 	// Cursor reads the page the child's next hit is on; "" is the first page.
 	Cursor string `json:"c,omitempty"`
 	// Skip counts the hits of that page already returned.
@@ -79,9 +83,14 @@ func (c *Client) decodeCursor(s, queryHash string) (*cursorState, error) {
 	return &st, nil
 }
 
-// queryHash identifies what a cursor pages: every parameter except cursor.
-func queryHash(path string, q rs.Query) string {
+// queryHash identifies what a cursor pages: the package's members and every
+// parameter except cursor.
+func (c *Client) queryHash(path string, q rs.Query) string {
 	h := sha256.New()
+	for i := range c.members {
+		h.Write([]byte(c.members[i].GrantID))
+		h.Write([]byte{0})
+	}
 	h.Write([]byte(path))
 	for _, p := range q {
 		if p.Key == "cursor" {

@@ -9,7 +9,7 @@ import (
 // panics, and only a cursor this client signed for this query is accepted.
 func FuzzDecodeCursor(f *testing.F) {
 	c := &Client{key: []byte("fuzz-key-0123456789abcdef")}
-	good := c.encodeCursor(&cursorState{V: 1, Q: "qh", Children: []childState{{Grant: "g1", Cursor: "abc", Skip: 2, Base: 25}, {Grant: "g2", Done: true}}})
+	good := c.encodeCursor(&cursorState{V: 1, Q: "qh", Children: []childState{{I: 0, Cursor: "abc", Skip: 2, Base: 25}, {I: 1}}})
 	f.Add(good)
 	f.Add("fo1.")
 	f.Add("fo1.e30.AAAA")

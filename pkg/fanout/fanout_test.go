@@ -417,3 +417,22 @@ func TestStreamHeldOnlyByUnusableMember(t *testing.T) {
 		t.Errorf("stream of a revoked child: %+v", re)
 	}
 }
+
+// The composite cursor names children by index and leaves exhausted ones
+// out, so it stays far below the 4,096 bytes the tools accept as a cursor.
+func TestCompositeCursorStaysSmall(t *testing.T) {
+	var ms []fanout.Member
+	for i := range 16 {
+		s := newScripted(t, "cin_"+strconv.Itoa(i), hits("h"+strconv.Itoa(i)+"_", 5, -3))
+		ms = append(ms, s.member(t, "grt_"+strings.Repeat("x", 40)+strconv.Itoa(i)))
+	}
+	c, err := fanout.New(fanout.Options{Members: ms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := get(t, c, searchPath, rs.Query{{Key: "q", Value: "x"}, {Key: "limit", Value: "3"}})
+	next := doc.Get("next_cursor").Str
+	if next == "" || len(next) > 1024 {
+		t.Errorf("cursor over 16 members is %d bytes", len(next))
+	}
+}

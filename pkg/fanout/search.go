@@ -96,7 +96,7 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 		return nil, err
 	}
 	requested := requestedStreams(q)
-	qh := queryHash(path, q)
+	qh := c.queryHash(path, q)
 	states := map[string]*childState{}
 	var order []int // members in play, package order
 	for _, i := range c.usable() {
@@ -116,11 +116,17 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 				Message: "cursor is not a next_cursor of this search; pass next_cursor exactly as returned, with the same arguments"}
 		}
 		for k := range st.Children {
-			states[st.Children[k].Grant] = &st.Children[k]
+			ch := &st.Children[k]
+			if ch.I < 0 || ch.I >= len(c.members) {
+				return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
+					Message: "cursor names a source this package does not have; search again without cursor"}
+			}
+			ch.Grant = c.members[ch.I].GrantID
+			states[ch.Grant] = ch
 		}
 	} else {
 		for _, i := range order {
-			states[c.members[i].GrantID] = &childState{Grant: c.members[i].GrantID}
+			states[c.members[i].GrantID] = &childState{Grant: c.members[i].GrantID, I: i}
 		}
 	}
 	var active []int
@@ -191,13 +197,11 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 	cs.V, cs.Q = 1, qh
 	for _, i := range order {
 		st := states[c.members[i].GrantID]
-		if st == nil {
-			continue
+		if st == nil || st.Done {
+			continue // a child the cursor does not name is exhausted
 		}
 		cs.Children = append(cs.Children, *st)
-		if !st.Done {
-			hasMore = true
-		}
+		hasMore = true
 	}
 	if hasMore && route != rs.RouteSearchHybrid {
 		next = c.encodeCursor(&cs)
