@@ -16,6 +16,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/hosted"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
@@ -91,7 +92,7 @@ func parseHTTPConfig(c *cli.Context) (*httpConfig, error) {
 	hc := &httpConfig{
 		addr:            strings.TrimSpace(c.String("http")),
 		publicURL:       strings.TrimSpace(c.String("public-url")),
-		providerURL:     strings.TrimSpace(c.String("provider-url")),
+		providerURL:     firstProviderURL(c),
 		trustedHosts:    splitList(c.StringSlice("trusted-hosts")),
 		allowedOrigins:  splitList(c.StringSlice("allowed-origins")),
 		authServers:     splitList(c.StringSlice("authorization-server")),
@@ -153,6 +154,9 @@ func parseHTTPConfig(c *cli.Context) (*httpConfig, error) {
 		}
 		hc.introspection = &hosted.Introspector{URL: u, ClientID: id, ClientSecret: secret}
 	}
+	if len(providerURLs(c)) > 1 {
+		return nil, usageErrorf("--http serves one resource server: pass --provider-url once (several providers are served over stdio, or as a package by the provider's own /mcp)")
+	}
 	return hc, nil
 }
 
@@ -196,6 +200,7 @@ func serveHTTP(c *cli.Context, cfg config) error {
 		TLSHandshakeTimeout: 10 * time.Second,
 	}}
 	var demoTokens map[pdpptest.TokenKind]string
+	var packages hosted.PackageResolver
 	if hc.demo {
 		d, err := startDemoDouble(cfg)
 		if err != nil {
@@ -205,6 +210,16 @@ func serveHTTP(c *cli.Context, cfg config) error {
 		hc.providerURL = d.URL()
 		hc.introspection = &hosted.Introspector{URL: d.IntrospectionURL(),
 			ClientID: pdpptest.IntrospectionClientID, ClientSecret: pdpptest.IntrospectionClientSecret}
+		// The double knows its packages' child grants, as a provider's RS
+		// does, so the demo serves mcp_package tokens by fanning out.
+		packages, err = hosted.FanoutResolver(hosted.FanoutOptions{ProviderURL: d.URL(), HTTPClient: rsHTTP,
+			RSTimeout: cfg.timeout, RSMaxBodyBytes: cfg.maxBytes, Logger: cfg.log,
+			Lookup: func(_ context.Context, _ *hosted.Principal, token string) (string, []fanout.Child, error) {
+				return packageChildren(d, token)
+			}})
+		if err != nil {
+			return err
+		}
 		demoTokens = map[pdpptest.TokenKind]string{}
 		for _, k := range []pdpptest.TokenKind{pdpptest.TokenClient, pdpptest.TokenOwner, pdpptest.TokenPackage, pdpptest.TokenRevoked} {
 			demoTokens[k] = d.Token(k)
@@ -231,6 +246,7 @@ func serveHTTP(c *cli.Context, cfg config) error {
 		ProviderURL:          hc.providerURL,
 		PublicURL:            hc.publicURL,
 		Verifier:             verifier,
+		Packages:             packages,
 		TrustedProxies:       hc.trustedProxies,
 		TrustedHosts:         hc.trustedHosts,
 		AllowedOrigins:       hc.allowedOrigins,
@@ -328,7 +344,7 @@ func printDemoTokens(cfg config, base string, toks map[pdpptest.TokenKind]string
 	fmt.Fprintf(cfg.stderr, `%s: demo: the %q sample dataset, served by an in-process resource server. Tokens to try:
   client (served):            %s
   owner (403):                %s
-  mcp_package (403 here):     %s
+  mcp_package (fan-out):      %s
   revoked grant (403):        %s
 Try:
   curl -s %s/mcp -H 'Authorization: Bearer %s' \
@@ -337,4 +353,23 @@ Try:
   claude mcp add --transport http pdpp-demo %s/mcp --header 'Authorization: Bearer %s'
 `, cmdName, demoName, toks[pdpptest.TokenClient], toks[pdpptest.TokenOwner], toks[pdpptest.TokenPackage], toks[pdpptest.TokenRevoked],
 		base, toks[pdpptest.TokenClient], base, toks[pdpptest.TokenClient])
+}
+
+// packageChildren adapts the double's package resolution to a ChildLookup
+// answer: every child with its token, revoked ones marked Unusable.
+func packageChildren(d *pdpptest.Server, token string) (string, []fanout.Child, error) {
+	id, members, err := d.PackageMembers(token)
+	if err != nil {
+		return "", nil, err
+	}
+	children := make([]fanout.Child, 0, len(members))
+	for _, m := range members {
+		ch := fanout.Child{GrantID: m.GrantID, ConnectionIDs: []string{m.ConnectionID}, ConnectorKey: m.ConnectorKey,
+			DisplayName: m.DisplayName, Streams: m.Streams, Token: m.Token}
+		if m.Status != "active" {
+			ch.Unusable, ch.Token = m.Status, ""
+		}
+		children = append(children, ch)
+	}
+	return id, children, nil
 }

@@ -47,7 +47,7 @@ func TestHTTPDemo(t *testing.T) {
 	t.Setenv("PDPP_OWNER_SESSION_COOKIE", "")
 	t.Setenv("PDPP_MCP_HTTP", "127.0.0.1:0") // the env fallback of --http
 	stderr := &watchWriter{
-		re:    regexp.MustCompile(`(?s)serving hosted MCP at (\S+) .*client \(served\):\s+(\S+)\n\s+owner \(403\):\s+(\S+)\n`),
+		re:    regexp.MustCompile(`(?s)serving hosted MCP at (\S+) .*client \(served\):\s+(\S+)\n\s+owner \(403\):\s+(\S+)\n\s+mcp_package \(fan-out\):\s+(\S+)\n`),
 		match: make(chan []string, 1),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -63,7 +63,7 @@ func TestHTTPDemo(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("not serving after 30s:\n%s", stderr)
 	}
-	url, client, owner := m[1], m[2], m[3]
+	url, client, owner, pkg := m[1], m[2], m[3], m[4]
 	post := func(tok, body string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok)
@@ -81,6 +81,11 @@ func TestHTTPDemo(t *testing.T) {
 	status, body := post(client, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema","arguments":{}}}`)
 	if status != 200 || !strings.Contains(body, `"structuredContent"`) || strings.Contains(body, `"isError":true`) {
 		t.Errorf("client tools/call: %d %.300s", status, body)
+	}
+	// The package token reads every demo source through one fan-out.
+	status, body = post(pkg, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"q":"invoice"}}}`)
+	if status != 200 || !strings.Contains(body, "source_mix=") || strings.Contains(body, `"isError":true`) {
+		t.Errorf("package tools/call: %d %.300s", status, body)
 	}
 	if status, body := post(owner, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`); status != 403 || !strings.Contains(body, "permission_error") {
 		t.Errorf("owner: %d %.300s", status, body)

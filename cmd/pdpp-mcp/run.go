@@ -13,6 +13,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
@@ -74,8 +75,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Description: description,
 		Version:     server.Version(),
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "provider-url", EnvVars: []string{"PDPP_PROVIDER_URL"},
-				Usage: "resource server base `URL`, the one given to pdpp connect"},
+			&cli.StringSliceFlag{Name: "provider-url", EnvVars: []string{"PDPP_PROVIDER_URL"},
+				Usage: "resource server base `URL`, the one given to pdpp connect; repeat it to serve several providers' grants as one (stdio)"},
 			&cli.StringFlag{Name: "cache-root", EnvVars: []string{"PDPP_CACHE_ROOT"},
 				Usage: "credential cache `DIR` (default: ./.pdpp if it exists, else $HOME/.pdpp)"},
 			&cli.StringFlag{Name: "server-name", EnvVars: []string{"PDPP_MCP_SERVER_NAME"}, Value: cmdName,
@@ -143,7 +144,78 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 	if c.Bool("demo") {
 		return serveDemo(c.Context, cfg)
 	}
-	return serveProvider(c.Context, cfg, c.String("provider-url"), c.String("cache-root"))
+	if urls := providerURLs(c); len(urls) > 1 {
+		return serveProviders(c.Context, cfg, urls, c.String("cache-root"))
+	}
+	return serveProvider(c.Context, cfg, firstProviderURL(c), c.String("cache-root"))
+}
+
+// providerURLs are the --provider-url values, repeated or comma-separated,
+// blanks dropped.
+func providerURLs(c *cli.Context) []string {
+	var out []string
+	for _, v := range c.StringSlice("provider-url") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func firstProviderURL(c *cli.Context) string {
+	if urls := providerURLs(c); len(urls) > 0 {
+		return urls[0]
+	}
+	return ""
+}
+
+// serveProviders serves several providers' cached grants as one package:
+// each provider's credential passes the same start-up checks as a single
+// one, and becomes a member of a fan-out reader.
+func serveProviders(ctx context.Context, cfg config, urls []string, cacheRoot string) error {
+	var members []fanout.Member
+	seen := map[string]bool{}
+	for _, u := range urls {
+		conn, err := credential.Connect(ctx, credential.ConnectOptions{
+			ProviderURL:  u,
+			CacheRoot:    cacheRoot,
+			Timeout:      cfg.timeout,
+			MaxBodyBytes: cfg.maxBytes,
+			Logger:       cfg.log,
+			ProbeBudget:  min(cfg.timeout, probeBudget),
+		})
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			return err
+		}
+		if seen[conn.ProviderURL] {
+			return usageErrorf("--provider-url %s is given twice", conn.ProviderURL)
+		}
+		seen[conn.ProviderURL] = true
+		id := conn.Credential.GrantID
+		if id == "" || seen["grant:"+id] {
+			id = conn.ProviderURL
+		}
+		seen["grant:"+id] = true
+		fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, conn.ProviderURL, conn.Credential.File)
+		members = append(members, fanout.Member{GrantID: id, RS: conn.RS})
+	}
+	// Learn each grant's connections and streams now, so routing and the
+	// ambiguity errors need no call later; a grant refused here is marked
+	// unusable and reported by schema and search.
+	members = fanout.Discover(ctx, members, min(cfg.timeout, probeBudget))
+	for _, m := range members {
+		if m.Unusable != "" {
+			cfg.log.Warn("a provider's grant cannot be used; it is reported to the model", "grant_id", m.GrantID, "reason", m.Unusable)
+		}
+	}
+	fc, err := fanout.New(fanout.Options{Members: members, ChildTimeout: cfg.timeout, Logger: cfg.log})
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, fc, urls[0])
 }
 
 // serveProvider serves the grant cached for providerURL once

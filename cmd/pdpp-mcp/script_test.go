@@ -43,12 +43,17 @@ func TestScripts(t *testing.T) {
 
 // cmdRS starts a pdpptest resource server for the rest of the script and
 // caches a token of the named kind for it under $WORK/cache, as
-// `pdpp connect` would. It sets RS_URL, RS_TOKEN, CACHE_ROOT and CACHE_FILE.
+// `pdpp connect` would. It sets RS_URL, RS_TOKEN, CACHE_ROOT and CACHE_FILE,
+// each name followed by the optional suffix, so a script can start several.
 //
-//	rs client|owner|revoked|unknown
+//	rs client|owner|revoked|unknown [suffix]
 func cmdRS(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: rs client|owner|revoked|unknown")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: rs client|owner|revoked|unknown [suffix]")
+	}
+	suffix := ""
+	if len(args) == 2 {
+		suffix = args[1]
 	}
 	kinds := map[string]pdpptest.TokenKind{
 		"client": pdpptest.TokenClient, "owner": pdpptest.TokenOwner,
@@ -69,10 +74,10 @@ func cmdRS(ts *testscript.TestScript, neg bool, args []string) {
 	body := `{"provider_url":"` + c.ProviderURL + `","scope":"pdpp:read","credential":{"access_token":"` +
 		srv.Token(k) + `","token_type":"Bearer","expires_at":"2099-01-01T00:00:00.000Z"}}`
 	ts.Check(os.WriteFile(c.File, []byte(body), 0o600))
-	ts.Setenv("RS_URL", srv.URL())
-	ts.Setenv("RS_TOKEN", srv.Token(k))
-	ts.Setenv("CACHE_ROOT", root)
-	ts.Setenv("CACHE_FILE", c.File)
+	ts.Setenv("RS_URL"+suffix, srv.URL())
+	ts.Setenv("RS_TOKEN"+suffix, srv.Token(k))
+	ts.Setenv("CACHE_ROOT"+suffix, root)
+	ts.Setenv("CACHE_FILE"+suffix, c.File)
 }
 
 // cmdJSONLines fails unless every line of the named output (stdout or

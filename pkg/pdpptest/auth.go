@@ -43,6 +43,9 @@ type introspection struct {
 	subjectID      string
 	clientID       string
 	exp            time.Time // zero: never expires
+	// packageID and members describe an mcp_package token's children.
+	packageID string
+	members   []PackageMember
 }
 
 // tokenTable maps opaque bearer strings to introspection results.
@@ -99,9 +102,12 @@ func (s *Server) issueStandardTokens() error {
 	kinds := map[TokenKind]*introspection{
 		TokenOwner:   {kind: TokenOwner, subjectID: sub},
 		TokenClient:  {kind: TokenClient, grantName: "client", grant: client, subjectID: sub, clientID: client.ClientID},
-		TokenPackage: {kind: TokenPackage, subjectID: sub, clientID: client.ClientID},
+		TokenPackage: {kind: TokenPackage, subjectID: sub, clientID: client.ClientID, packageID: "gpk_pdpptest"},
 		TokenRevoked: {kind: TokenClient, grantName: "client", grant: client, subjectID: sub, clientID: client.ClientID, inactiveReason: "grant_revoked"},
 		TokenExpired: {kind: TokenClient, grantName: "client", grant: client, subjectID: sub, clientID: client.ClientID, inactiveReason: "grant_expired"},
+	}
+	for _, ch := range s.defaultPackageChildren() {
+		kinds[TokenPackage].members = append(kinds[TokenPackage].members, s.IssueChild(ch))
 	}
 	for _, k := range tokenKinds {
 		if k == TokenUnknown {

@@ -70,7 +70,8 @@ func (s *Server) handleIntrospect(c *call) error {
 		out.set("grant_id", in.grant.GrantID)
 	}
 	if in.kind == TokenPackage {
-		out.set("grant_package_id", "gpk_pdpptest")
+		out.set("grant_package_id", in.packageID)
+		out.set("package", packageIntrospection(&in, s.tokens.lookup))
 	}
 	if !in.exp.IsZero() {
 		out.set("exp", in.exp.Unix())

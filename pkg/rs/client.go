@@ -51,6 +51,10 @@ type Options struct {
 	UserAgent string
 	// Logger receives one Debug record per call. nil discards.
 	Logger *slog.Logger
+	// CompatSearchShapes also accepts search answers whose hits sit in
+	// data.results[] or data.data[] (older servers). Only a reader that
+	// normalises hits itself (pkg/fanout) may set it: the tools read data[].
+	CompatSearchShapes bool
 }
 
 // Client issues GET requests to one resource server with one bearer. It is
@@ -64,6 +68,7 @@ type Client struct {
 	ua      string
 	log     *slog.Logger
 	budget  *Budget
+	compat  bool
 }
 
 // New validates opts and returns a Client.
@@ -90,6 +95,7 @@ func New(opts Options) (*Client, error) {
 		ua:      opts.UserAgent,
 		log:     opts.Logger,
 		budget:  opts.Budget,
+		compat:  opts.CompatSearchShapes,
 	}
 	if c.hc == nil {
 		c.hc = SharedHTTPClient()
@@ -337,7 +343,7 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 			if declaredJSON {
 				return nil, n, invalid("the resource server declared %s but sent %d bytes that are not valid JSON", out.ContentType(), n)
 			}
-		} else if why := checkEnvelope(RouteOf(path), body); why != "" {
+		} else if why := checkEnvelope(RouteOf(path), body, c.compat); why != "" {
 			return nil, n, invalid("the resource server answered HTTP %d with %s, not the envelope of %s", resp.StatusCode, why, RouteOf(path))
 		}
 	}
@@ -361,7 +367,7 @@ func looksJSON(b []byte) bool {
 // "" when its shape is the route's: every read route answers an object with
 // at least one member, list routes carry a data array, and a record's data
 // is an object.
-func checkEnvelope(route Route, body []byte) string {
+func checkEnvelope(route Route, body []byte, compat bool) string {
 	if route == RouteOther {
 		return ""
 	}
@@ -376,6 +382,8 @@ func checkEnvelope(route Route, body []byte) string {
 	}
 	data := root.Get("data")
 	switch {
+	case compat && route.search() && data.IsObject() && (data.Get("results").IsArray() || data.Get("data").IsArray()):
+		return ""
 	case route.listEnvelope() && !data.IsArray():
 		return "an object whose data is not an array"
 	case route == RouteRecord && data.Exists() && !data.IsObject():

@@ -119,3 +119,8 @@ func (r Route) listEnvelope() bool {
 	}
 	return false
 }
+
+// search reports whether the route is one of the three search routes.
+func (r Route) search() bool {
+	return r == RouteSearch || r == RouteSearchSemantic || r == RouteSearchHybrid
+}

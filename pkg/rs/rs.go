@@ -70,6 +70,8 @@ type Connection struct {
 	DisplayName  string `json:"display_name,omitempty"`
 	ConnectorKey string `json:"connector_key,omitempty"`
 	ConnectorID  string `json:"connector_id,omitempty"`
+	// GrantID names the child grant when a package lists its sources.
+	GrantID string `json:"grant_id,omitempty"`
 }
 
 // Error is a non-2xx RS answer. The fields are read from the canonical

@@ -296,7 +296,7 @@ func rsAdvice(env *Env, e *rs.Error) string {
 			ids = append(ids, strconv.Quote(c.ConnectionID))
 		}
 		next := "call again with connection_id set to one of " + strings.Join(ids, ", ")
-		if len(e.AvailableConnections) > maxListedConnections {
+		if len(e.AvailableConnections) > maxListedConnections || e.OmittedConnections > 0 {
 			next += "; call schema for the other connections"
 		}
 		return next

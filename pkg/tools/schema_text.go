@@ -84,6 +84,9 @@ func schemaText(doc gjson.Result, stream, connectionID string) string {
 	if kind := doc.Get("bearer.token_kind").String(); kind != "" {
 		b.WriteString("\nbearer token_kind=" + inline(kind))
 	}
+	for _, w := range sourceWarnings(doc.Get("meta")) {
+		b.WriteString("\nwarning code=source_unavailable message=" + jsonString(w))
+	}
 	if len(rows) == 0 {
 		for i, n := range bareNames {
 			if i == maxStreamRows {

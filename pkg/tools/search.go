@@ -347,6 +347,7 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, e
 	if w := recallWarning(meta); w != "" {
 		prose = append(prose, w)
 	}
+	prose = append(prose, sourceWarnings(meta)...)
 	if len(prose) > 0 {
 		head.WriteString(" — " + strings.Join(prose, " "))
 	}
@@ -529,4 +530,28 @@ func recallWarning(meta gjson.Result) string {
 		s += " (" + strings.Join(facts, ", ") + ")"
 	}
 	return s + "; more matches may exist, so this page is not exhaustive."
+}
+
+// maxSourceWarnings bounds the source_unavailable messages a text repeats.
+const maxSourceWarnings = 3
+
+// sourceWarnings are the messages of meta.warnings[code=source_unavailable]:
+// a source of a package that did not answer, so the answer is partial.
+func sourceWarnings(meta gjson.Result) []string {
+	var out []string
+	n := 0
+	meta.Get("warnings").ForEach(func(_, w gjson.Result) bool {
+		if w.Get("code").Str != "source_unavailable" {
+			return true
+		}
+		n++
+		if len(out) < maxSourceWarnings {
+			out = append(out, evidence.Snippet(w.Get("message").Str, 200))
+		}
+		return true
+	})
+	if n > len(out) {
+		out = append(out, fmt.Sprintf("%d more source(s) unavailable (structuredContent.data.meta.warnings).", n-len(out)))
+	}
+	return out
 }

@@ -1,0 +1,149 @@
+package fanout
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+)
+
+// discoveryHint ends every truncated option list.
+const discoveryHint = "Call schema for the full granted connection index before retrying with connection_id."
+
+// selectMember picks the member that connection_id names, narrowed by the
+// stream of the path (when the member lists its streams) and by a
+// source_id/connector_id query value.
+func (c *Client) selectMember(conn, stream string, q rs.Query) (int, error) {
+	source, _ := q.Get("source_id")
+	if source == "" {
+		source, _ = q.Get("connector_id")
+	}
+	var matches []int
+	for i := range c.members {
+		m := &c.members[i]
+		if !m.hasConnection(conn) || (stream != "" && !m.holds(stream)) || (source != "" && m.ConnectorKey != source) {
+			continue
+		}
+		matches = append(matches, i)
+	}
+	var usable []int
+	for _, i := range matches {
+		if c.unusableReason(i) == "" {
+			usable = append(usable, i)
+		}
+	}
+	switch {
+	case len(usable) == 1:
+		return usable[0], nil
+	case len(usable) > 1:
+		return -1, c.ambiguous(usable, "ambiguous_connection", "source_id",
+			"connection_id "+strconv.Quote(conn)+" is read by several grants of this package. Pass source_id to select one.")
+	case len(matches) > 0:
+		return -1, c.unusableError(matches[0], c.unusableReason(matches[0]))
+	}
+	where := "package"
+	if stream != "" {
+		where = "package source and stream"
+	}
+	return -1, c.synthetic(http.StatusNotFound, "not_found", "connection_id",
+		"connection_id "+strconv.Quote(conn)+" is not part of the selected "+where+". Use schema to discover available connections.", "", nil, 0)
+}
+
+// option is one entry of available_connections, from member metadata only:
+// building an error never calls a child.
+func (c *Client) option(i int) rs.Connection {
+	m := &c.members[i]
+	return rs.Connection{ConnectionID: m.connectionID(), ConnectorKey: m.ConnectorKey, GrantID: m.GrantID, DisplayName: m.DisplayName}
+}
+
+// options lists members idxs, a member with several connections once per
+// connection.
+func (c *Client) options(idxs []int) []rs.Connection {
+	var out []rs.Connection
+	for _, i := range idxs {
+		m := &c.members[i]
+		if len(m.ConnectionIDs) <= 1 {
+			out = append(out, c.option(i))
+			continue
+		}
+		for _, id := range m.ConnectionIDs {
+			o := c.option(i)
+			o.ConnectionID = id
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// ambiguous is the 409 that asks for retryWith, listing at most
+// MaxListedConnections of the candidates.
+func (c *Client) ambiguous(idxs []int, code, retryWith, message string) *rs.Error {
+	opts := c.options(idxs)
+	return c.synthetic(http.StatusConflict, code, retryWith, message, retryWith, opts, len(opts))
+}
+
+// unusableError answers a read of a member whose grant cannot be used. It
+// names the usable connections, so the model can choose another one.
+func (c *Client) unusableError(i int, why string) *rs.Error {
+	m := &c.members[i]
+	label := m.DisplayName
+	if label == "" {
+		label = m.connectionID()
+	}
+	if label == "" {
+		label = m.GrantID
+	}
+	msg := "The grant for source " + strconv.Quote(label) + " cannot be used (" + why + "). " +
+		"Have the grant re-approved with the provider, or choose another connection."
+	opts := c.options(c.usable())
+	code := why
+	if code == "credential_rejected" {
+		code = "grant_unusable"
+	}
+	retry := ""
+	if len(opts) > 0 {
+		retry = "connection_id"
+	}
+	return c.synthetic(http.StatusForbidden, code, "connection_id", msg, retry, opts, len(opts))
+}
+
+// allUnusableError is the answer when no member can be read at all.
+func (c *Client) allUnusableError() *rs.Error {
+	return c.synthetic(http.StatusForbidden, "grant_revoked", "",
+		"No grant of this package can be used (revoked, expired or rejected). Have the grants re-approved with the provider.", "", nil, 0)
+}
+
+// synthetic builds an error the fan-out answers itself, in the RS error
+// envelope's terms: Object holds the full JSON error object, including the
+// count, truncation flags and discovery hint.
+func (c *Client) synthetic(status int, code, param, message, retryWith string, opts []rs.Connection, count int) *rs.Error {
+	e := &rs.Error{Status: status, Type: code, Code: code, Message: message, Param: param, RetryWith: retryWith}
+	truncated := len(opts) > MaxListedConnections
+	if truncated {
+		e.OmittedConnections = len(opts) - MaxListedConnections
+		opts = opts[:MaxListedConnections]
+		e.Message = strings.TrimSuffix(e.Message, " ") + " " + strconv.Itoa(count) + " connections match; " +
+			strconv.Itoa(MaxListedConnections) + " are listed. " + discoveryHint
+	}
+	e.AvailableConnections = opts
+	obj := map[string]any{"code": code, "type": code, "message": e.Message}
+	if param != "" {
+		obj["param"] = param
+	}
+	if retryWith != "" {
+		obj["retry_with"] = retryWith
+	}
+	if count > 0 || opts != nil {
+		obj["available_connections"] = opts
+		obj["available_connection_count"] = count
+	}
+	if truncated {
+		obj["available_connections_truncated"] = true
+		obj["available_connections_omitted"] = e.OmittedConnections
+		obj["discovery_hint"] = discoveryHint
+	}
+	e.Object, _ = json.Marshal(obj) // maps of strings, ints and structs always marshal
+	return e
+}
