@@ -436,3 +436,28 @@ func TestCompositeCursorStaysSmall(t *testing.T) {
 		t.Errorf("cursor over 16 members is %d bytes", len(next))
 	}
 }
+
+// A merged page's links point at the provider that holds each hit: a
+// relative record_url is made absolute on the child that answered.
+func TestMergedHitsLinkToTheirOwnProvider(t *testing.T) {
+	a := newScripted(t, "conn_a", hits("a", 2, 1))
+	b := newScripted(t, "conn_b", hits("b", 2, 1))
+	c, err := fanout.New(fanout.Options{Members: []fanout.Member{a.member(t, "g_a"), b.member(t, "g_b")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := get(t, c, "/v1/search", rs.Query{{Key: "q", Value: "x"}, {Key: "limit", Value: "10"}})
+	want := map[string]string{"conn_a": a.srv.URL, "conn_b": b.srv.URL}
+	n := 0
+	doc.Get("data").ForEach(func(_, h gjson.Result) bool {
+		n++
+		base := want[h.Get("connection_id").Str]
+		if u := h.Get("record_url").Str; !strings.HasPrefix(u, base+"/v1/streams/notes/records/") {
+			t.Errorf("hit of %s: record_url %q, want it on %s", h.Get("connection_id").Str, u, base)
+		}
+		return true
+	})
+	if n != 4 {
+		t.Fatalf("%d hits, want 4", n)
+	}
+}

@@ -49,6 +49,10 @@ type searchChild struct {
 	more    bool   // the child's has_more
 	recall  gjson.Result
 	taken   int
+	// base is the provider that answered the page ("" when unknown): a
+	// relative record_url of its hits is made absolute on it, since the
+	// merged answer has no one provider.
+	base string
 }
 
 func parseLimit(q rs.Query) (int, error) {
@@ -151,6 +155,7 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 		return cq
 	}, func(ch *child) {
 		ch.page = readPage(ch.idx, states[c.members[ch.idx].GrantID], ch.resp.Body)
+		ch.page.base = ch.resp.BaseURL
 	})
 
 	var warns []warning
@@ -462,7 +467,7 @@ func (c *Client) searchBody(path string, hits []fused, pages []*searchChild, has
 			set = append(set, kv{"display_name", jstr(name)})
 		}
 		set = append(set, kv{"grant_id", jstr(m.GrantID)})
-		appendMembers(&b, h.raw.Raw, set)
+		appendMembers(&b, absoluteRecordURL(h.raw, f.page.base), set)
 		found := false
 		for j := range mixes {
 			if mixes[j].conn == conn && mixes[j].key == key {
@@ -562,4 +567,20 @@ func view(body []byte) string {
 		return ""
 	}
 	return unsafe.String(&body[0], len(body))
+}
+
+// absoluteRecordURL returns hit's JSON with a relative record_url made
+// absolute on base, so a link in a merged page points at the provider that
+// holds the record.
+func absoluteRecordURL(hit gjson.Result, base string) string {
+	raw := hit.Raw
+	u := hit.Get("record_url")
+	// gjson reports Index within the document hit came from; make it
+	// relative to hit, and leave the hit alone when that cannot be trusted.
+	i := u.Index - hit.Index
+	if base == "" || u.Type != gjson.String || !strings.HasPrefix(u.Str, "/") || u.Index <= 0 ||
+		i <= 0 || i+len(u.Raw) > len(raw) || raw[i:i+len(u.Raw)] != u.Raw {
+		return raw
+	}
+	return raw[:i] + jstr(strings.TrimSuffix(base, "/")+u.Str) + raw[i+len(u.Raw):]
 }
