@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/tidwall/gjson"
@@ -31,9 +32,23 @@ type argSpec struct {
 	selfChecked map[string]string
 }
 
-// newArgSpec parses a hand-written input schema. It panics on a malformed
-// schema: schemas are constants, checked by the package tests.
-func newArgSpec(tool, schemaJSON string, selfChecked map[string]string) *argSpec {
+// lazyArgSpec builds a tool's argSpec on its first call. Parsing and
+// resolving the input schemas of all tools costs milliseconds of CPU, and
+// start-up (initialize and tools/list, before any call) need not pay it.
+type lazyArgSpec struct {
+	get func() *argSpec
+}
+
+// newArgSpec returns the argument checker of a hand-written input schema,
+// built on first use. Building panics on a malformed schema: schemas are
+// constants, and TestArgSpecsBuild builds every tool's checker.
+func newArgSpec(tool, schemaJSON string, selfChecked map[string]string) *lazyArgSpec {
+	return &lazyArgSpec{get: sync.OnceValue(func() *argSpec { return buildArgSpec(tool, schemaJSON, selfChecked) })}
+}
+
+func (l *lazyArgSpec) decode(raw json.RawMessage, dst any) error { return l.get().decode(raw, dst) }
+
+func buildArgSpec(tool, schemaJSON string, selfChecked map[string]string) *argSpec {
 	var s jsonschema.Schema
 	if err := json.Unmarshal([]byte(schemaJSON), &s); err != nil {
 		panic(fmt.Sprintf("tools: %s input schema: %v", tool, err))

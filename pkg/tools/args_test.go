@@ -94,7 +94,7 @@ func TestArgSpecMatchesInputSchema(t *testing.T) {
 			`{"stream":"s","metric":"sum","field":"f","group_by":"g","group_by_time":"t","granularity":"day","time_zone":"UTC","limit":5,"filter":{"x":1},"connection_id":"c"}`,
 			`{"stream":"s","metric":"count","time_zone":""}`},
 	}
-	specs := map[string]*argSpec{"schema": schemaTool.args, "query_records": queryRecordsTool.args, "aggregate": aggregateTool.args}
+	specs := map[string]*argSpec{"schema": schemaTool.args.get(), "query_records": queryRecordsTool.args.get(), "aggregate": aggregateTool.args.get()}
 	dsts := map[string]func() any{
 		"schema":        func() any { return new(schemaArgs) },
 		"query_records": func() any { return new(queryArgs) },

@@ -112,7 +112,7 @@ func TestParseExpandLimit(t *testing.T) {
 // validating against the schema is not surprised. Range bounds are typed
 // (string or number) so strict clients see no untyped property.
 func TestFilterSchemaAgreesWithParser(t *testing.T) {
-	prop := queryRecordsTool.args.props["filter"]
+	prop := queryRecordsTool.args.get().props["filter"]
 	for _, tc := range filterCorpus {
 		var v any
 		if err := json.Unmarshal([]byte(tc.in), &v); err != nil {
@@ -147,7 +147,7 @@ func FuzzParseFilter(f *testing.F) {
 	for _, tc := range filterCorpus {
 		f.Add(tc.in)
 	}
-	prop := queryRecordsTool.args.props["filter"]
+	prop := queryRecordsTool.args.get().props["filter"]
 	f.Fuzz(func(t *testing.T, in string) {
 		params, err := parseFilter([]byte(in))
 		if err != nil {

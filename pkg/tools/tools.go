@@ -112,7 +112,7 @@ func Register(s *mcp.Server, env *Env) {
 // schema cannot say (combinations, id syntax).
 type spec[A any] struct {
 	def   *mcp.Tool
-	args  *argSpec
+	args  *lazyArgSpec
 	check func(a *A) error
 	run   func(ctx context.Context, env *Env, a *A) (*mcp.CallToolResult, error)
 }
