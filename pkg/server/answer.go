@@ -24,8 +24,8 @@ const leaseGrace = 30 * time.Second
 // The SDK drops the response when it cannot encode a result (for example
 // JSON nested past encoding/json's limit), which leaves the client waiting
 // forever; a handler panic would end the session. Both become error results
-// here. The result is encoded once to find out, which costs one copy while
-// the budget still counts the body.
+// here. A tool result's structuredContent is encoded here to find out, and
+// the encoding is what the SDK then sends.
 func answer(log *slog.Logger) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
@@ -47,11 +47,22 @@ func answer(log *slog.Logger) mcp.Middleware {
 			if err != nil || res == nil {
 				return res, err
 			}
-			if _, mErr := json.Marshal(res); mErr != nil {
+			// Only a tool result's structuredContent can fail to encode:
+			// text, resource contents and the rest are strings and numbers
+			// (encoding/json replaces invalid UTF-8 rather than failing).
+			// Its encoding is kept, so the SDK copies bytes instead of
+			// walking the value a second time.
+			tr, ok := res.(*mcp.CallToolResult)
+			if !ok || tr.StructuredContent == nil {
+				return res, nil
+			}
+			b, mErr := json.Marshal(tr.StructuredContent)
+			if mErr != nil {
 				log.Warn("result could not be encoded; answering an error instead", "method", method, "error", mErr)
 				return failed(method, "the result could not be encoded as JSON ("+mErr.Error()+")")
 			}
-			return res, nil
+			tr.StructuredContent = json.RawMessage(b)
+			return tr, nil
 		}
 	}
 }
