@@ -2,7 +2,8 @@
 # mcpb.sh GOOS GOARCH BINARY VERSION OUT.mcpb: build a Claude Desktop bundle
 # (manifest plus the static binary) for one platform, validated with the
 # bundle tool from the npm registry (packaging/mcpb/package.json pins it).
-# mcpb.sh --check: build one for this machine, validate, pack, unpack it
+# mcpb.sh --check [BINARY]: build one for this machine (from BINARY, a static
+# linux pdpp-mcp, or a fresh build), validate, pack, unpack it
 # again and run the server the manifest names through a demo session.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,15 +36,19 @@ build() {
 }
 
 if [ "${1:-}" != "--check" ]; then
-	[ $# -eq 5 ] || { echo "usage: mcpb.sh GOOS GOARCH BINARY VERSION OUT.mcpb | --check"; exit 64; }
+	[ $# -eq 5 ] || { echo "usage: mcpb.sh GOOS GOARCH BINARY VERSION OUT.mcpb | --check [BINARY]"; exit 64; }
 	build "$@"
 	exit
 fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -trimpath -ldflags "-X github.com/pdpp-mcp/pdpp-mcp/internal/version.version=0.0.0-mcpbtest" -o "$work/pdpp-mcp" ./cmd/pdpp-mcp
-build linux "$(go env GOARCH)" "$work/pdpp-mcp" 0.0.0-mcpbtest "$work/pdpp-mcp.mcpb"
+bin=${2:-}
+if [ -z "$bin" ]; then
+	bin=$work/pdpp-mcp
+	CGO_ENABLED=0 go build -trimpath -ldflags "-X github.com/pdpp-mcp/pdpp-mcp/internal/version.version=0.0.0-mcpbtest" -o "$bin" ./cmd/pdpp-mcp
+fi
+build linux "$(go env GOARCH)" "$bin" 0.0.0-mcpbtest "$work/pdpp-mcp.mcpb"
 mcpb info "$work/pdpp-mcp.mcpb"
 mcpb unpack "$work/pdpp-mcp.mcpb" "$work/unpacked" >/dev/null
 mcpb validate "$work/unpacked/manifest.json"
