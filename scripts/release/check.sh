@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check.sh: validate .goreleaser.yaml and build a snapshot release of
 # linux/amd64 and darwin/arm64 (all four commands, archives and checksums)
-# without publishing; then check the linux binary is static and stamped.
+# of what is committed, without publishing; then check the linux binary is
+# static and stamped.
 #
 # goreleaser is built once per version into a cache folder and reused:
 # building it cold costs minutes of CPU (see the README's release section).
@@ -20,15 +21,19 @@ fi
 
 "$gr" check
 
+# Build from a clone of what is committed: goreleaser reads the commit from
+# git, and a clone has the remote it insists on asking about.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+git clone -q . "$work/src"
 # The same configuration narrowed to the two required targets: goreleaser
 # has no target filter for a whole snapshot, so a copy sets targets on the
 # shared build settings (the anchor every build merges).
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 sed 's/^    goos: &goos \[linux, darwin, windows\]$/    targets: \&targets [linux_amd64_v1, darwin_arm64_v8.0]/; s/^    goos: \*goos$/    targets: *targets/; /^    goarch: /d' \
 	.goreleaser.yaml >"$work/goreleaser.yaml"
 grep -q 'targets: &targets' "$work/goreleaser.yaml" || { echo "check.sh: could not narrow the targets"; exit 1; }
-"$gr" release --snapshot --clean --skip=publish,announce,sign,sbom,docker,ko --config "$work/goreleaser.yaml"
+(cd "$work/src" && "$gr" release --snapshot --clean --skip=publish,announce,sign,sbom,docker,ko --config "$work/goreleaser.yaml")
+cd "$work/src"
 
 ls dist/*.tar.gz dist/checksums.txt
 (cd dist && sha256sum -c checksums.txt)
