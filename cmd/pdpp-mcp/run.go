@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/version"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/loglevel"
@@ -73,7 +75,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		UsageText: cmdName + " --provider-url <url> [--cache-root <dir>] [flags]\n" + cmdName + " --demo [flags]\n" +
 			cmdName + " --http <addr> --provider-url <url> [--public-url <url>] [flags]   (hosted MCP over HTTP)",
 		Description: description,
-		Version:     server.Version(),
+		// The whole line, so a development build says it is one.
+		Version: version.String(),
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "provider-url", EnvVars: []string{"PDPP_PROVIDER_URL"},
 				Usage: "resource server base `URL`, the one given to pdpp connect; repeat it to serve several providers' grants as one (stdio)"},
@@ -87,6 +90,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Usage: "largest resource server answer read, in `BYTES`; a larger one is an rs_response_too_large error"},
 			&cli.StringFlag{Name: "log-level", EnvVars: []string{"PDPP_MCP_LOG_LEVEL"}, Value: "info",
 				Usage: "stderr log `LEVEL`: debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-file", EnvVars: []string{"PDPP_MCP_LOG_FILE"},
+				Usage: "also append diagnostics to `PATH` (for hosts that discard stderr); never stdout"},
 			&cli.BoolFlag{Name: "demo",
 				Usage: "serve a sample dataset from an in-process resource server (no credential cache; --provider-url is ignored)"},
 		}, httpFlags()...),
@@ -111,9 +116,24 @@ type config struct {
 	hold func(context.Context) error
 }
 
-func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	if c.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: %s takes flags only", c.Args().First(), cmdName)
+	}
+	if path := strings.TrimSpace(c.String("log-file")); path != "" {
+		f, ferr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if ferr != nil {
+			return usageErrorf("--log-file: %v", ferr)
+		}
+		defer f.Close()
+		// Some hosts drop stderr: the file gets every diagnostic line,
+		// including the one that says why the command stopped.
+		stderr = io.MultiWriter(stderr, f)
+		defer func() {
+			if err != nil {
+				fmt.Fprintf(f, "%s: %s\n", cmdName, cmdexit.OneLine(err.Error()))
+			}
+		}()
 	}
 	level, err := loglevel.Parse(c.String("log-level"), slog.LevelInfo)
 	if err != nil {

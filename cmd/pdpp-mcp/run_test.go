@@ -23,7 +23,7 @@ import (
 // unset so the developer's shell cannot leak in.
 var envVars = []string{
 	"PDPP_PROVIDER_URL", "PDPP_CACHE_ROOT", "PDPP_MCP_SERVER_NAME", "PDPP_MCP_LOG_LEVEL",
-	"PDPP_OWNER_TOKEN", "PDPP_OWNER_SESSION_COOKIE",
+	"PDPP_OWNER_TOKEN", "PDPP_OWNER_SESSION_COOKIE", "PDPP_MCP_LOG_FILE",
 }
 
 // isolate unsets envVars, points HOME at an empty directory and applies env.
@@ -323,4 +323,74 @@ func TestRunStopsOnSignal(t *testing.T) {
 		t.Errorf("exit code = %d, want 0 (stderr: %s)", code, stderr.String())
 	}
 	inW.Close()
+}
+
+func TestRunLogFile(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  bool // pass the path through PDPP_MCP_LOG_FILE
+	}{
+		{name: "flag", args: []string{"--log-level=loud"}},
+		{name: "env", args: []string{"--log-level=loud"}, env: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "pdpp-mcp.log")
+			env := map[string]string{}
+			args := tt.args
+			if tt.env {
+				env["PDPP_MCP_LOG_FILE"] = path
+			} else {
+				args = append([]string{"--log-file", path}, args...)
+			}
+			isolate(t, env)
+			// Earlier content stays: the file is appended to.
+			if err := os.WriteFile(path, []byte("before\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"pdpp-mcp"}, args...), strings.NewReader(""), &stdout, &stderr)
+			if code != 64 {
+				t.Fatalf("exit %d, stderr %q", code, stderr.String())
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "before\n" + stderr.String()
+			if string(b) != want {
+				t.Errorf("log file %q, want %q", b, want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q", stdout.String())
+			}
+		})
+	}
+	t.Run("unwritable", func(t *testing.T) {
+		isolate(t, nil)
+		var stdout, stderr bytes.Buffer
+		path := filepath.Join(t.TempDir(), "missing", "x.log")
+		code := run(context.Background(), []string{"pdpp-mcp", "--demo", "--log-file", path}, strings.NewReader(""), &stdout, &stderr)
+		if code != 64 || !strings.Contains(stderr.String(), "--log-file") {
+			t.Errorf("exit %d, stderr %q", code, stderr.String())
+		}
+	})
+}
+
+func TestRunLogFileGetsServingDiagnostics(t *testing.T) {
+	isolate(t, nil)
+	path := filepath.Join(t.TempDir(), "demo.log")
+	var stdout, stderr bytes.Buffer
+	// stdin is empty: the demo starts, announces itself and stops at EOF.
+	code := run(context.Background(), []string{"pdpp-mcp", "--demo", "--log-file", path}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "demo:") || string(b) != stderr.String() {
+		t.Errorf("log file %q, stderr %q", b, stderr.String())
+	}
 }

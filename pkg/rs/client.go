@@ -10,13 +10,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/version"
 )
 
 // Defaults applied by New when the corresponding option is zero.
@@ -114,7 +115,7 @@ func New(opts Options) (*Client, error) {
 		c.max = DefaultMaxBodyBytes
 	}
 	if c.ua == "" {
-		c.ua = "pdpp-mcp/" + moduleVersion()
+		c.ua = "pdpp-mcp/" + version.Version()
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -171,29 +172,6 @@ var SharedHTTPClient = sync.OnceValue(func() *http.Client {
 // client would otherwise resend the Authorization header to the same host on
 // another port or scheme.
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-var moduleVersion = sync.OnceValue(func() string {
-	const module = "github.com/pdpp-mcp/pdpp-mcp"
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	v := ""
-	if info.Main.Path == module {
-		v = info.Main.Version
-	} else {
-		for _, d := range info.Deps {
-			if d.Path == module {
-				v = d.Version
-				break
-			}
-		}
-	}
-	if v == "" || v == "(devel)" {
-		return "devel"
-	}
-	return v
-})
 
 // BaseURL returns the normalised base URL requests are joined to.
 func (c *Client) BaseURL() string { return c.base }

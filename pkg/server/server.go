@@ -8,11 +8,10 @@ package server
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/version"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
 )
 
@@ -156,45 +155,10 @@ func setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 	}
 }
 
-// Version reports the module version the binary was built from: the
-// release tag for `go install …@vX.Y.Z`, else a development version that
-// names the VCS revision when the build recorded one.
-func Version() string { return versionOnce() }
-
-var versionOnce = sync.OnceValue(func() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "0.0.0-devel"
-	}
-	return versionFrom(bi)
-})
-
-func versionFrom(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev string
-	var dirty bool
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "0.0.0-devel"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	v := "0.0.0-devel+" + rev
-	if dirty {
-		v += ".dirty"
-	}
-	return v
-}
+// Version reports the version the binary was built from: the stamped
+// release version, the tag of `go install …@vX.Y.Z`, else a development
+// version (see internal/version).
+func Version() string { return version.Version() }
 
 // sdkHandler keeps the SDK's per-session informational lines out of stderr
 // unless debug logging is on: a stdio server should announce itself once, not

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/version"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
@@ -171,25 +171,9 @@ func TestIconIsSmall(t *testing.T) {
 	}
 }
 
-func TestVersionFrom(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		bi   debug.BuildInfo
-		want string
-	}{
-		{"release", debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
-		{"pseudo-version", debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261122120000-0123456789ab"}}, "v0.0.0-20261122120000-0123456789ab"},
-		{"devel with revision", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
-			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, "0.0.0-devel+0123456789ab.dirty"},
-		{"devel without VCS", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "0.0.0-devel"},
-		{"empty", debug.BuildInfo{}, "0.0.0-devel"},
-	} {
-		if got := versionFrom(&tc.bi); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
-		}
-	}
-	if Version() == "" {
-		t.Error("Version() is empty")
+func TestVersionIsTheBuildVersion(t *testing.T) {
+	if Version() == "" || Version() != version.Version() {
+		t.Errorf("Version() = %q, internal/version says %q", Version(), version.Version())
 	}
 }
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// mcp-smoke.mjs COMMAND [ARGS...]: start an MCP stdio server, answer the
+// handshake, call the schema tool, close stdin and expect exit 0. Every
+// stdout line must be JSON-RPC. Exits non-zero, saying why, on any failure.
+// Used by the release checks on whatever they install (npm, image, bundle).
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+const [cmd, ...args] = process.argv.slice(2);
+if (!cmd) {
+  console.error("usage: mcp-smoke.mjs COMMAND [ARGS...]");
+  process.exit(64);
+}
+const limitMs = Number(process.env.SMOKE_TIMEOUT_MS || 60000);
+const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "inherit"] });
+const fail = (msg) => {
+  console.error(`mcp-smoke: ${msg}`);
+  child.kill("SIGKILL");
+  process.exit(1);
+};
+const timer = setTimeout(() => fail(`no result within ${limitMs} ms`), limitMs);
+child.on("error", (err) => fail(`cannot start ${cmd}: ${err.message}`));
+
+const send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
+const waiting = new Map();
+createInterface({ input: child.stdout }).on("line", (line) => {
+  let msg;
+  try {
+    msg = JSON.parse(line);
+  } catch {
+    fail(`stdout line is not JSON: ${JSON.stringify(line.slice(0, 200))}`);
+  }
+  if (msg.jsonrpc !== "2.0") fail(`not JSON-RPC 2.0: ${line.slice(0, 200)}`);
+  const w = waiting.get(msg.id);
+  if (w) {
+    waiting.delete(msg.id);
+    w(msg);
+  }
+});
+const call = (id, method, params) =>
+  new Promise((resolve) => {
+    waiting.set(id, resolve);
+    send({ id, method, params });
+  });
+
+const init = await call(1, "initialize", {
+  protocolVersion: "2025-06-18",
+  capabilities: {},
+  clientInfo: { name: "mcp-smoke", version: "0" },
+});
+if (!init.result?.serverInfo?.name) fail(`initialize: ${JSON.stringify(init)}`);
+send({ method: "notifications/initialized", params: {} });
+const res = await call(2, "tools/call", { name: "schema", arguments: {} });
+const text = res.result?.content?.[0]?.text;
+if (res.result?.isError || typeof text !== "string" || text === "") fail(`tools/call schema: ${JSON.stringify(res).slice(0, 300)}`);
+console.log(`mcp-smoke: ${init.result.serverInfo.name} ${init.result.serverInfo.version} answered initialize and schema (${text.length} chars)`);
+child.stdin.end();
+child.on("exit", (code, signal) => {
+  clearTimeout(timer);
+  if (code !== 0) fail(`exit ${code ?? signal} after stdin closed`);
+  process.exit(0);
+});
