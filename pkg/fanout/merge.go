@@ -9,28 +9,12 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
 // kv is one JSON member: a key and its raw value.
 type kv struct{ k, raw string }
-
-// jstr is s as a JSON string. Most strings here are ids and labels that need
-// no escaping, so those skip the encoder.
-func jstr(s string) string {
-	plain := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return `"` + s + `"`
-	}
-	b, _ := json.Marshal(s) // a string always encodes
-	return string(b)
-}
 
 // writeKey writes "k": after a comma when the object already has members.
 func writeKey(b *bytes.Buffer, first *bool, k string) {
@@ -38,7 +22,7 @@ func writeKey(b *bytes.Buffer, first *bool, k string) {
 		b.WriteByte(',')
 	}
 	*first = false
-	b.WriteString(jstr(k))
+	b.WriteString(jsonw.String(k))
 	b.WriteByte(':')
 }
 
@@ -77,14 +61,14 @@ func (c *Client) tag(i int) []kv {
 	m := &c.members[i]
 	out := make([]kv, 0, 4)
 	if id := m.connectionID(); id != "" {
-		out = append(out, kv{"connection_id", jstr(id)})
+		out = append(out, kv{"connection_id", jsonw.String(id)})
 	}
 	if m.ConnectorKey != "" {
-		out = append(out, kv{"connector_key", jstr(m.ConnectorKey)})
+		out = append(out, kv{"connector_key", jsonw.String(m.ConnectorKey)})
 	}
-	out = append(out, kv{"grant_id", jstr(m.GrantID)})
+	out = append(out, kv{"grant_id", jsonw.String(m.GrantID)})
 	if m.DisplayName != "" {
-		out = append(out, kv{"display_name", jstr(m.DisplayName)})
+		out = append(out, kv{"display_name", jsonw.String(m.DisplayName)})
 	}
 	return out
 }
@@ -297,7 +281,7 @@ func (c *Client) mergeSchema(chs []child) (*rs.Response, error) {
 	}
 	bearer := []kv{{"scope", `"package"`}, {"token_kind", `"mcp_package"`}}
 	if c.pkgID != "" {
-		bearer = append(bearer, kv{"grant_package_id", jstr(c.pkgID)})
+		bearer = append(bearer, kv{"grant_package_id", jsonw.String(c.pkgID)})
 	}
 	set = append(set, kv{"bearer", tagObject(bearer)}, kv{"package", c.packageSources()})
 	var meta bytes.Buffer
@@ -315,14 +299,14 @@ func (c *Client) packageSources() string {
 	for i := range c.members {
 		t := c.tag(i)
 		if why := c.unusableReason(i); why != "" {
-			t = append(t, kv{"unusable", jstr(why)})
+			t = append(t, kv{"unusable", jsonw.String(why)})
 		}
 		srcs = append(srcs, []byte(tagObject(t)))
 	}
 	set := []kv{{"grant_package", "true"}, {"member_count", strconv.Itoa(len(c.members))},
 		{"sources", "[" + string(bytes.Join(srcs, []byte(","))) + "]"}}
 	if c.pkgID != "" {
-		set = append(set, kv{"grant_package_id", jstr(c.pkgID)})
+		set = append(set, kv{"grant_package_id", jsonw.String(c.pkgID)})
 	}
 	return tagObject(set)
 }
@@ -364,7 +348,7 @@ func (c *Client) streams(ctx context.Context, path string, q rs.Query) (*rs.Resp
 	warns = append(warns, c.unusableWarnings(failed)...)
 	var out bytes.Buffer
 	out.WriteString(`{"object":"list","url":`)
-	out.WriteString(jstr(path))
+	out.WriteString(jsonw.String(path))
 	out.WriteString(`,"has_more":false,"data":[`)
 	out.Write(bytes.Join(rows, []byte(",")))
 	out.WriteString(`],"meta":`)

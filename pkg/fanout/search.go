@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -427,12 +428,12 @@ func (c *Client) searchBody(path string, hits []fused, pages []*searchChild, has
 	}
 	b.Grow(size)
 	b.WriteString(`{"object":"list","url":`)
-	b.WriteString(jstr(path))
+	b.WriteString(jsonw.String(path))
 	b.WriteString(`,"has_more":`)
 	b.WriteString(strconv.FormatBool(hasMore))
 	if next != "" {
 		b.WriteString(`,"next_cursor":`)
-		b.WriteString(jstr(next))
+		b.WriteString(jsonw.String(next))
 	}
 	b.WriteString(`,"data":[`)
 	type mix struct {
@@ -454,19 +455,19 @@ func (c *Client) searchBody(path string, hits []fused, pages []*searchChild, has
 		conn := firstOf(h.conn, h.alias)
 		if conn == "" && m.connectionID() != "" {
 			conn = m.connectionID()
-			set = append(set, kv{"connection_id", jstr(conn)})
+			set = append(set, kv{"connection_id", jsonw.String(conn)})
 		}
 		key := h.key
 		if key == "" && m.ConnectorKey != "" {
 			key = m.ConnectorKey
-			set = append(set, kv{"connector_key", jstr(key)})
+			set = append(set, kv{"connector_key", jsonw.String(key)})
 		}
 		name := h.name
 		if name == "" && m.DisplayName != "" {
 			name = m.DisplayName
-			set = append(set, kv{"display_name", jstr(name)})
+			set = append(set, kv{"display_name", jsonw.String(name)})
 		}
-		set = append(set, kv{"grant_id", jstr(m.GrantID)})
+		set = append(set, kv{"grant_id", jsonw.String(m.GrantID)})
 		appendMembers(&b, absoluteRecordURL(h.raw, f.page.base), set)
 		found := false
 		for j := range mixes {
@@ -487,9 +488,9 @@ func (c *Client) searchBody(path string, hits []fused, pages []*searchChild, has
 		if j > 0 {
 			mixJSON.WriteByte(',')
 		}
-		set := []kv{{"connection_id", jstr(x.conn)}, {"connector_key", jstr(x.key)}, {"count", strconv.Itoa(x.n)}}
+		set := []kv{{"connection_id", jsonw.String(x.conn)}, {"connector_key", jsonw.String(x.key)}, {"count", strconv.Itoa(x.n)}}
 		if x.name != "" {
-			set = append(set, kv{"display_name", jstr(x.name)})
+			set = append(set, kv{"display_name", jsonw.String(x.name)})
 		}
 		withMembers(&mixJSON, gjson.Result{}, set, false)
 	}
@@ -582,5 +583,5 @@ func absoluteRecordURL(hit gjson.Result, base string) string {
 		i <= 0 || i+len(u.Raw) > len(raw) || raw[i:i+len(u.Raw)] != u.Raw {
 		return raw
 	}
-	return raw[:i] + jstr(strings.TrimSuffix(base, "/")+u.Str) + raw[i+len(u.Raw):]
+	return raw[:i] + jsonw.String(strings.TrimSuffix(base, "/")+u.Str) + raw[i+len(u.Raw):]
 }
