@@ -156,7 +156,7 @@ func New(o Options) (*Handler, error) {
 	if h.o.MaxInFlightPerToken <= 0 {
 		h.o.MaxInFlightPerToken = DefaultMaxInFlightPerToken
 	}
-	sdkLog := slog.New(quietHandler{h.log.Handler()})
+	sdkLog := server.SDKLogger(h.log)
 	mk := func(disableLoopbackCheck bool) *mcp.StreamableHTTPHandler {
 		return mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{
 			Stateless:                    true,
@@ -565,18 +565,3 @@ func (r *recorder) Flush() {
 		f.Flush()
 	}
 }
-
-// quietHandler keeps the SDK's per-request informational lines out of the
-// log unless debug is on; one server per request would repeat them.
-type quietHandler struct{ slog.Handler }
-
-func (q quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	if l < slog.LevelWarn && !q.Handler.Enabled(ctx, slog.LevelDebug) {
-		return false
-	}
-	return q.Handler.Enabled(ctx, l)
-}
-func (q quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return quietHandler{q.Handler.WithAttrs(as)}
-}
-func (q quietHandler) WithGroup(n string) slog.Handler { return quietHandler{q.Handler.WithGroup(n)} }

@@ -122,7 +122,7 @@ func New(o Options) *mcp.Server {
 		Icons:   icons,
 	}, &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       slog.New(sdkHandler{logger.Handler()}),
+		Logger:       SDKLogger(logger),
 		// Explicit: tools, resource templates (with completion of stream
 		// names) and an empty prompts list; no logging, and no listChanged
 		// because the lists never change while the process runs. The SDK
@@ -160,9 +160,12 @@ func setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 // version (see internal/version).
 func Version() string { return version.Version() }
 
-// sdkHandler keeps the SDK's per-session informational lines out of stderr
-// unless debug logging is on: a stdio server should announce itself once, not
-// several times per client session. Warnings and errors always pass.
+// SDKLogger is l for the go-sdk's own logging (servers and transports):
+// its per-session informational lines pass only when l logs debug, since a
+// server should announce itself once, not per client session or per hosted
+// request. Warnings and errors always pass.
+func SDKLogger(l *slog.Logger) *slog.Logger { return slog.New(sdkHandler{l.Handler()}) }
+
 type sdkHandler struct{ slog.Handler }
 
 func (h sdkHandler) Enabled(ctx context.Context, l slog.Level) bool {
