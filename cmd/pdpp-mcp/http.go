@@ -18,6 +18,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout/fanouttest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/hosted"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
@@ -230,7 +231,7 @@ func serveHTTP(c *cli.Context, cfg config) error {
 		packages, err = hosted.FanoutResolver(hosted.FanoutOptions{ProviderURL: d.URL(), HTTPClient: rsHTTP,
 			RSTimeout: cfg.timeout, RSMaxBodyBytes: cfg.maxBytes, Logger: cfg.log,
 			Lookup: func(_ context.Context, _ *hosted.Principal, token string) (string, []fanout.Child, error) {
-				return packageChildren(d, token)
+				return fanouttest.PackageChildren(d, token)
 			}})
 		if err != nil {
 			return err
@@ -368,23 +369,4 @@ Try:
   claude mcp add --transport http pdpp-demo %s/mcp --header 'Authorization: Bearer %s'
 `, cmdName, demoName, toks[pdpptest.TokenClient], toks[pdpptest.TokenOwner], toks[pdpptest.TokenPackage], toks[pdpptest.TokenRevoked],
 		base, toks[pdpptest.TokenClient], base, toks[pdpptest.TokenClient])
-}
-
-// packageChildren adapts the double's package resolution to a ChildLookup
-// answer: every child with its token, revoked ones marked Unusable.
-func packageChildren(d *pdpptest.Server, token string) (string, []fanout.Child, error) {
-	id, members, err := d.PackageMembers(token)
-	if err != nil {
-		return "", nil, err
-	}
-	children := make([]fanout.Child, 0, len(members))
-	for _, m := range members {
-		ch := fanout.Child{GrantID: m.GrantID, ConnectionIDs: []string{m.ConnectionID}, ConnectorKey: m.ConnectorKey,
-			DisplayName: m.DisplayName, Streams: m.Streams, Token: m.Token}
-		if m.Status != "active" {
-			ch.Unusable, ch.Token = m.Status, ""
-		}
-		children = append(children, ch)
-	}
-	return id, children, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout/fanouttest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
@@ -27,7 +28,7 @@ func TestFanoutResolverServesPackage(t *testing.T) {
 	)
 	resolver, err := FanoutResolver(FanoutOptions{ProviderURL: d.URL(),
 		Lookup: func(_ context.Context, _ *Principal, token string) (string, []fanout.Child, error) {
-			return packageChildren(d, token)
+			return fanouttest.PackageChildren(d, token)
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -77,23 +78,4 @@ func TestFanoutResolverServesPackage(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("package token on /v1/schema: HTTP %d, want 401", resp.StatusCode)
 	}
-}
-
-// packageChildren adapts the double's package resolution to a ChildLookup
-// answer: every child with its token, revoked ones marked Unusable.
-func packageChildren(d *pdpptest.Server, token string) (string, []fanout.Child, error) {
-	id, members, err := d.PackageMembers(token)
-	if err != nil {
-		return "", nil, err
-	}
-	children := make([]fanout.Child, 0, len(members))
-	for _, m := range members {
-		ch := fanout.Child{GrantID: m.GrantID, ConnectionIDs: []string{m.ConnectionID}, ConnectorKey: m.ConnectorKey,
-			DisplayName: m.DisplayName, Streams: m.Streams, Token: m.Token}
-		if m.Status != "active" {
-			ch.Unusable, ch.Token = m.Status, ""
-		}
-		children = append(children, ch)
-	}
-	return id, children, nil
 }
