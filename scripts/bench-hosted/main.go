@@ -24,7 +24,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -35,6 +34,7 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
 )
 
 func main() {
@@ -57,13 +57,8 @@ func bench() error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if *bin == "" {
-		*bin = filepath.Join(tmp, "pdpp-mcp")
-		build := exec.Command("go", "build", "-o", *bin, "./cmd/pdpp-mcp")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build: %w", err)
-		}
+	if *bin, err = benchbin.Binary(*bin, tmp); err != nil {
+		return err
 	}
 	double, err := pdpptest.Start(pdpptest.Options{})
 	if err != nil {

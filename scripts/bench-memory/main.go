@@ -32,6 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
 )
 
 const token = "bench_client_token_5e1f0c2a9d8b"
@@ -54,13 +55,8 @@ func run(bin, scenario string, nLarge, nOrdinary int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if bin == "" {
-		bin = filepath.Join(tmp, "pdpp-mcp")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/pdpp-mcp")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build: %w", err)
-		}
+	if bin, err = benchbin.Binary(bin, tmp); err != nil {
+		return err
 	}
 	url, stop, err := serveHostile()
 	if err != nil {

@@ -37,6 +37,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
 )
 
 func main() {
@@ -58,13 +59,8 @@ func benchmark() error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if *bin == "" {
-		*bin = filepath.Join(tmp, "pdpp-mcp")
-		build := exec.Command("go", "build", "-o", *bin, "./cmd/pdpp-mcp")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build: %w", err)
-		}
+	if *bin, err = benchbin.Binary(*bin, tmp); err != nil {
+		return err
 	}
 
 	srv, err := pdpptest.Start(pdpptest.Options{})
