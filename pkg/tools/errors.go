@@ -200,8 +200,7 @@ func errorText(env *Env, err error) string { return classify(env, err).text() }
 // named any, and the next step.
 func (f *failure) text() string {
 	var b strings.Builder
-	header(&b, f.Code, f.HTTPStatus, f.RequestID, f.Param, f.RetryWith)
-	retryAfterHeader(&b, f.RetryAfterS)
+	header(&b, f)
 	line(&b, "message", f.Message)
 	if len(f.AvailableConnections) > 0 {
 		list := connectionList(f.AvailableConnections)
@@ -214,36 +213,30 @@ func (f *failure) text() string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func header(b *strings.Builder, code string, status int, requestID, param, retryWith string) {
+func header(b *strings.Builder, f *failure) {
 	b.WriteString("error code=")
-	b.WriteString(inline(code))
-	if status != 0 {
+	b.WriteString(inline(f.Code))
+	if f.HTTPStatus != 0 {
 		b.WriteString(" http_status=")
-		b.WriteString(strconv.Itoa(status))
+		b.WriteString(strconv.Itoa(f.HTTPStatus))
 	}
-	if requestID != "" {
+	if f.RequestID != "" {
 		b.WriteString(" request_id=")
-		b.WriteString(inline(requestID))
+		b.WriteString(inline(f.RequestID))
 	}
-	if param != "" {
+	if f.Param != "" {
 		b.WriteString(" param=")
-		b.WriteString(inline(param))
+		b.WriteString(inline(f.Param))
 	}
-	if retryWith != "" {
+	if f.RetryWith != "" {
 		b.WriteString(" retry_with=")
-		b.WriteString(inline(retryWith))
+		b.WriteString(inline(f.RetryWith))
+	}
+	if f.RetryAfterS > 0 {
+		b.WriteString(" retry_after_s=")
+		b.WriteString(strconv.Itoa(f.RetryAfterS))
 	}
 	b.WriteByte('\n')
-}
-
-// retryAfterHeader appends retry_after_s=N to the header line just written.
-func retryAfterHeader(b *strings.Builder, seconds int) {
-	if seconds <= 0 {
-		return
-	}
-	s := strings.TrimSuffix(b.String(), "\n")
-	b.Reset()
-	b.WriteString(s + " retry_after_s=" + strconv.Itoa(seconds) + "\n")
 }
 
 func line(b *strings.Builder, key, val string) {
