@@ -213,6 +213,8 @@ func (f *failure) text() string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// header writes the first line of an error text: the code and the handles
+// (status, request id, parameter, retry hints) as key=value tokens.
 func header(b *strings.Builder, f *failure) {
 	b.WriteString("error code=")
 	b.WriteString(inline(f.Code))
