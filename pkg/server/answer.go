@@ -35,8 +35,13 @@ func answer(log *slog.Logger) mcp.Middleware {
 			lctx, release := rs.WithLease(ctx)
 			// The SDK cancels the request's context once the answer is
 			// written: only then are the bodies' bytes really free.
-			context.AfterFunc(ctx, release)
-			time.AfterFunc(leaseGrace, release)
+			fallback := time.AfterFunc(leaseGrace, release)
+			context.AfterFunc(ctx, func() {
+				// Stopping the fallback keeps a busy hosted gateway from
+				// holding one live timer per call for leaseGrace.
+				fallback.Stop()
+				release()
+			})
 			defer func() {
 				if p := recover(); p != nil {
 					log.Error("request handler panicked", "method", method, "panic", fmt.Sprint(p))
