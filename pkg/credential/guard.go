@@ -156,11 +156,18 @@ func (g *Guard) Probe(ctx context.Context) error {
 // verdict when the credential changed meanwhile; the caller then looks again.
 // In a session (Get), a rejected token makes it re-read the cache and an owner
 // verdict is logged; the start-up Probe reports both to its caller instead.
+// errStaleProbe ends a probe whose credential was replaced before it was sent.
+var errStaleProbe = errors.New("credential replaced before the probe was sent")
+
 func (g *Guard) probe(ctx context.Context, s *held, inSession bool) error {
 	var stale bool
 	v, err := ProbeKind(ctx, getterFunc(func(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
 		resp, st, err := g.send(ctx, s, path, q)
 		stale = st
+		if st {
+			// Nothing was sent; ProbeKind must not read a missing answer.
+			return nil, errStaleProbe
+		}
 		return resp, err
 	}))
 	if stale || g.h.load().gen != s.gen {

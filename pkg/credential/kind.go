@@ -39,6 +39,9 @@ func ProbeKind(ctx context.Context, get Getter) (Verdict, error) {
 		}
 		return Verdict{}, &ProbeError{Err: err}
 	}
+	if resp == nil {
+		return Verdict{}, &ProbeError{Err: errors.New("no answer to GET /v1/schema")}
+	}
 	// The RS client already refuses deep bodies; a Getter that is not that
 	// client must not be able to crash the check either, so look again
 	// before gjson's recursive walk.

@@ -62,3 +62,16 @@ func TestProbeKind(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeKindNoAnswer: a Getter that returns neither an answer nor an
+// error (the guard's getter did so when the credential was swapped before
+// the probe went out) is a probe failure, not a nil dereference.
+func TestProbeKindNoAnswer(t *testing.T) {
+	v, err := ProbeKind(context.Background(), getterFunc(func(context.Context, string, rs.Query) (*rs.Response, error) {
+		return nil, nil
+	}))
+	var pe *ProbeError
+	if !errors.As(err, &pe) || v.Reported || v.Owner {
+		t.Errorf("verdict %+v, error %v; want a ProbeError", v, err)
+	}
+}
