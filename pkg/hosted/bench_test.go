@@ -9,8 +9,15 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 )
 
+// BenchmarkAggregateHosted is one aggregate tool call through the gateway,
+// on the direct path and (sdk) through the SDK's transport.
 func BenchmarkAggregateHosted(b *testing.B) {
-	g := newGateway(b, gatewayOptions{})
+	b.Run("direct", func(b *testing.B) { benchAggregateHosted(b, false) })
+	b.Run("sdk", func(b *testing.B) { benchAggregateHosted(b, true) })
+}
+
+func benchAggregateHosted(b *testing.B, sdkOnly bool) {
+	g := newGateway(b, gatewayOptions{mutate: func(o *Options) { o.DisableDirectCalls = sdkOnly }})
 	body := []byte(rpc(1, "tools/call", map[string]any{"name": "aggregate", "arguments": map[string]any{"stream": "messages", "metric": "count"}}))
 	tok := g.token(pdpptest.TokenClient)
 	b.ResetTimer()

@@ -2,6 +2,7 @@ package hosted
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -57,6 +58,52 @@ func FuzzHostRules(f *testing.F) {
 		rest, ok := strings.CutPrefix(base, "http://")
 		if !ok || rest == "" || strings.ContainsAny(rest, "/?#@ \"<>\\") {
 			t.Fatalf("host %q gave origin %q", host, base)
+		}
+	})
+}
+
+// FuzzParseDirect: a body the direct path takes is one JSON object that
+// encoding/json reads as the same tools/call (id, name, arguments), with
+// nothing else in it; anything parseDirect cannot vouch for is refused,
+// never misread.
+func FuzzParseDirect(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"aggregate","arguments":{"stream":"m"}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"schema"}}`,
+		`{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"schema"}}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"schema"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema","_meta":{}}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema"}}]`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"schema"}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		c, ok := parseDirect([]byte(body))
+		if !ok {
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(body), &m); err != nil || len(m) != 4 {
+			t.Fatalf("took %q (%v, %d keys)", body, err, len(m))
+		}
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		var id any
+		if json.Unmarshal(m["params"], &p) != nil || json.Unmarshal(m["id"], &id) != nil ||
+			string(m["jsonrpc"]) != `"2.0"` || string(m["method"]) != `"tools/call"` {
+			t.Fatalf("took %q", body)
+		}
+		if p.Name != c.name || string(p.Arguments) != string(c.args) || string(m["id"]) != c.rawID {
+			t.Fatalf("took %q as name %q args %q id %s", body, c.name, c.args, c.rawID)
+		}
+		if fmt.Sprint(c.id.Raw()) != strings.Trim(c.rawID, `"`) {
+			t.Fatalf("id %s read as %v", c.rawID, c.id.Raw())
+		}
+		if len(p.Arguments) > 0 && p.Arguments[0] != '{' {
+			t.Fatalf("took arguments %s", p.Arguments)
 		}
 	})
 }

@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,6 +108,9 @@ type Options struct {
 	AccessLog bool
 	// Metrics, when set, is told about every request and RS call.
 	Metrics *Metrics
+	// DisableDirectCalls sends every request through the SDK's transport,
+	// plain tool calls included (see direct.go); for comparisons.
+	DisableDirectCalls bool
 }
 
 // Handler is the hosted MCP endpoint. It is safe for concurrent use.
@@ -122,6 +126,8 @@ type Handler struct {
 	caps     *tools.CapabilityCache
 	servers  *serverCache
 	meta     *metadataCache
+	// directCalls counts the calls the direct path answered.
+	directCalls atomic.Uint64
 }
 
 // New validates o and returns a Handler.
@@ -254,8 +260,8 @@ type reqState struct {
 	principal *Principal
 	pkgRS     tools.RS
 
-	once sync.Once
-	srv  *mcp.Server
+	once  sync.Once
+	built *built
 }
 
 type stateKey struct{}
@@ -390,6 +396,9 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 			return
 		}
 		st.rpc, st.tool = rpcNames(body)
+		if h.serveDirect(w, r, st, body, open) {
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
@@ -428,18 +437,26 @@ func (h *Handler) serverFor(r *http.Request) *mcp.Server {
 	if st == nil || st.principal == nil {
 		return nil // not reachable: serveMCP authorises first
 	}
+	if b := h.builtFor(st); b != nil {
+		return b.srv
+	}
+	return nil
+}
+
+// builtFor is the server (and direct tool entry) of an authorised request.
+func (h *Handler) builtFor(st *reqState) *built {
 	st.once.Do(func() {
 		if st.pkgRS != nil {
 			// Package readers are resolved per request; do not keep them.
-			st.srv = h.newServer(st)
+			st.built = h.newServer(st)
 			return
 		}
-		st.srv = h.servers.get(serverKey{st.hash, st.base}, func() *mcp.Server { return h.newServer(st) })
+		st.built = h.servers.get(serverKey{st.hash, st.base}, func() *built { return h.newServer(st) })
 	})
-	return st.srv
+	return st.built
 }
 
-func (h *Handler) newServer(st *reqState) *mcp.Server {
+func (h *Handler) newServer(st *reqState) *built {
 	var reader tools.RS = st.pkgRS
 	if reader == nil {
 		token := st.token
@@ -461,7 +478,7 @@ func (h *Handler) newServer(st *reqState) *mcp.Server {
 			reader = h.o.Metrics.wrapRS(c)
 		}
 	}
-	return server.New(server.Options{
+	srv, direct := server.NewWithDirect(server.Options{
 		RS:            reader,
 		ProviderURL:   h.provider,
 		Name:          h.o.Name,
@@ -472,6 +489,7 @@ func (h *Handler) newServer(st *reqState) *mcp.Server {
 		Capabilities:  h.caps,
 		CredentialKey: func() string { return st.hash },
 	})
+	return &built{srv: srv, direct: direct}
 }
 
 // refuse answers a refused bearer: 401 with the RFC 9728 challenge, or 403.

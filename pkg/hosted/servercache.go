@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 
 // DefaultServerCacheEntries bounds the MCP servers kept for reuse.
@@ -25,8 +27,14 @@ type serverCache struct {
 
 type serverKey struct{ hash, base string }
 
+// built is one credential's MCP server and the direct entry to its tools.
+type built struct {
+	srv    *mcp.Server
+	direct *server.Direct
+}
+
 type serverEntry struct {
-	s    *mcp.Server
+	s    *built
 	used uint64
 }
 
@@ -34,7 +42,7 @@ func newServerCache(max int) *serverCache {
 	return &serverCache{max: max, m: map[serverKey]*serverEntry{}}
 }
 
-func (c *serverCache) get(k serverKey, build func() *mcp.Server) *mcp.Server {
+func (c *serverCache) get(k serverKey, build func() *built) *built {
 	c.mu.Lock()
 	c.tick++
 	if e, ok := c.m[k]; ok {

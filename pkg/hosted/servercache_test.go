@@ -11,7 +11,7 @@ import (
 func TestServerCacheBounded(t *testing.T) {
 	c := newServerCache(3)
 	builds := 0
-	build := func() *mcp.Server { builds++; return mcp.NewServer(&mcp.Implementation{Name: "x"}, nil) }
+	build := func() *built { builds++; return &built{srv: mcp.NewServer(&mcp.Implementation{Name: "x"}, nil)} }
 	a := c.get(serverKey{"a", "o"}, build)
 	if c.get(serverKey{"a", "o"}, build) != a || builds != 1 {
 		t.Fatalf("same key built %d servers", builds)

@@ -83,44 +83,79 @@ func (o *object) clone() *object {
 // MarshalJSON writes the members in order without HTML escaping: the reference
 // (a JavaScript server) sends "<p>" as is, not "\u003cp\u003e".
 func (o *object) MarshalJSON() ([]byte, error) {
-	if o == nil {
-		return []byte("null"), nil
-	}
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, m := range o.members {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		if err := encodeTo(&buf, m.key); err != nil {
-			return nil, err
-		}
-		buf.WriteByte(':')
-		if err := encodeTo(&buf, m.val); err != nil {
-			return nil, err
-		}
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return marshal(o)
 }
 
-func encodeTo(buf *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+// jsonWriter encodes a value tree into one buffer with one encoder. Objects
+// and lists are walked here rather than through MarshalJSON, which would
+// allocate an encoder per member and have encoding/json re-check and copy
+// every nested object's bytes once per level.
+type jsonWriter struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func (w *jsonWriter) value(v any) error {
+	switch v := v.(type) {
+	case *object:
+		if v == nil {
+			w.buf.WriteString("null")
+			return nil
+		}
+		w.buf.WriteByte('{')
+		for i, m := range v.members {
+			if i > 0 {
+				w.buf.WriteByte(',')
+			}
+			if err := w.value(m.key); err != nil {
+				return err
+			}
+			w.buf.WriteByte(':')
+			if err := w.value(m.val); err != nil {
+				return err
+			}
+		}
+		w.buf.WriteByte('}')
+		return nil
+	case []any:
+		return writeList(w, v)
+	case []*object:
+		return writeList(w, v)
+	}
+	if err := w.enc.Encode(v); err != nil {
 		return err
 	}
-	buf.Truncate(buf.Len() - 1) // Encode appends a newline
+	w.buf.Truncate(w.buf.Len() - 1) // Encode appends a newline
+	return nil
+}
+
+func writeList[T any](w *jsonWriter, list []T) error {
+	if list == nil {
+		w.buf.WriteString("null")
+		return nil
+	}
+	w.buf.WriteByte('[')
+	for i, e := range list {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		if err := w.value(e); err != nil {
+			return err
+		}
+	}
+	w.buf.WriteByte(']')
 	return nil
 }
 
 // marshal encodes v without HTML escaping.
 func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := encodeTo(&buf, v); err != nil {
+	w := &jsonWriter{}
+	w.enc = json.NewEncoder(&w.buf)
+	w.enc.SetEscapeHTML(false)
+	if err := w.value(v); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return w.buf.Bytes(), nil
 }
 
 // decodeObject decodes a JSON object into an ordered object whose values are

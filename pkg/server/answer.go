@@ -28,48 +28,55 @@ const leaseGrace = 30 * time.Second
 // the encoding is what the SDK then sends.
 func answer(log *slog.Logger) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" && method != "resources/read" {
 				return next(ctx, method, req)
 			}
-			lctx, release := rs.WithLease(ctx)
-			// The SDK cancels the request's context once the answer is
-			// written: only then are the bodies' bytes really free.
-			fallback := time.AfterFunc(leaseGrace, release)
-			context.AfterFunc(ctx, func() {
-				// Stopping the fallback keeps a busy hosted gateway from
-				// holding one live timer per call for leaseGrace.
-				fallback.Stop()
-				release()
-			})
-			defer func() {
-				if p := recover(); p != nil {
-					log.Error("request handler panicked", "method", method, "panic", fmt.Sprint(p))
-					res, err = failed(method, "the request failed inside pdpp-mcp")
-				}
-			}()
-			res, err = next(lctx, method, req)
-			if err != nil || res == nil {
-				return res, err
-			}
-			// Only a tool result's structuredContent can fail to encode:
-			// text, resource contents and the rest are strings and numbers
-			// (encoding/json replaces invalid UTF-8 rather than failing).
-			// Its encoding is kept, so the SDK copies bytes instead of
-			// walking the value a second time.
-			tr, ok := res.(*mcp.CallToolResult)
-			if !ok || tr.StructuredContent == nil {
-				return res, nil
-			}
-			b, mErr := json.Marshal(tr.StructuredContent)
-			if mErr != nil {
-				log.Warn("result could not be encoded; answering an error instead", "method", method, "error", mErr)
-				return failed(method, "the result could not be encoded as JSON ("+mErr.Error()+")")
-			}
-			tr.StructuredContent = json.RawMessage(b)
-			return tr, nil
+			return guard(ctx, log, method, func(ctx context.Context) (mcp.Result, error) { return next(ctx, method, req) })
 		}
 	}
+}
+
+// guard runs one data-bearing request for answer and for Direct: the RS
+// lease, the panic guard and the encoding check.
+func guard(ctx context.Context, log *slog.Logger, method string, next func(context.Context) (mcp.Result, error)) (res mcp.Result, err error) {
+	lctx, release := rs.WithLease(ctx)
+	// The request's context ends once the answer is written (the SDK
+	// cancels it; an HTTP request's ends with its handler): only then are
+	// the bodies' bytes really free.
+	fallback := time.AfterFunc(leaseGrace, release)
+	context.AfterFunc(ctx, func() {
+		// Stopping the fallback keeps a busy hosted gateway from
+		// holding one live timer per call for leaseGrace.
+		fallback.Stop()
+		release()
+	})
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("request handler panicked", "method", method, "panic", fmt.Sprint(p))
+			res, err = failed(method, "the request failed inside pdpp-mcp")
+		}
+	}()
+	res, err = next(lctx)
+	if err != nil || res == nil {
+		return res, err
+	}
+	// Only a tool result's structuredContent can fail to encode: text,
+	// resource contents and the rest are strings and numbers
+	// (encoding/json replaces invalid UTF-8 rather than failing). Its
+	// encoding is kept, so the SDK copies bytes instead of walking the
+	// value a second time.
+	tr, ok := res.(*mcp.CallToolResult)
+	if !ok || tr.StructuredContent == nil {
+		return res, nil
+	}
+	b, mErr := json.Marshal(tr.StructuredContent)
+	if mErr != nil {
+		log.Warn("result could not be encoded; answering an error instead", "method", method, "error", mErr)
+		return failed(method, "the result could not be encoded as JSON ("+mErr.Error()+")")
+	}
+	tr.StructuredContent = json.RawMessage(b)
+	return tr, nil
 }
 
 // failed is the answer to a request whose own result cannot be sent: an

@@ -90,6 +90,13 @@ type Options struct {
 // New returns an MCP server with the PDPP tools registered. It performs no
 // I/O.
 func New(o Options) *mcp.Server {
+	s, _ := NewWithDirect(o)
+	return s
+}
+
+// NewWithDirect is New, plus a Direct that calls the same server's tools
+// without a session.
+func NewWithDirect(o Options) (*mcp.Server, *Direct) {
 	name := o.Name
 	if name == "" {
 		name = DefaultName
@@ -138,8 +145,7 @@ func New(o Options) *mcp.Server {
 		SetCacheable:      setCacheable,
 	})
 	s.AddReceivingMiddleware(answer(logger), checkResourceURI)
-	tools.Register(s, env)
-	return s
+	return s, &Direct{log: logger, handlers: tools.Register(s, env)}
 }
 
 // setCacheable lets clients cache the fixed lists; everything else (resource

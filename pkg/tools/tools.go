@@ -81,10 +81,11 @@ func Names() []string {
 	return names
 }
 
-// Register adds every tool of the table, and the resource templates, to s.
-// The tool definitions are shared, precomputed values; Register does no
-// schema work.
-func Register(s *mcp.Server, env *Env) {
+// Register adds every tool of the table, and the resource templates, to s,
+// and returns the tool handlers it added by name, for callers that dispatch
+// a tools/call themselves (the hosted gateway's direct path). The tool
+// definitions are shared, precomputed values; Register does no schema work.
+func Register(s *mcp.Server, env *Env) map[string]mcp.ToolHandler {
 	e := *env
 	if e.Logger == nil {
 		e.Logger = slog.New(slog.DiscardHandler)
@@ -99,10 +100,14 @@ func Register(s *mcp.Server, env *Env) {
 			e.CredentialKey = func() string { return "" }
 		}
 	}
+	handlers := make(map[string]mcp.ToolHandler, len(table))
 	for _, t := range table {
-		s.AddTool(t.definition(), t.handler(&e))
+		h := t.handler(&e)
+		s.AddTool(t.definition(), h)
+		handlers[t.definition().Name] = h
 	}
 	registerResources(s, &e)
+	return handlers
 }
 
 // spec describes one tool: its MCP definition and its handler over typed

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -94,21 +95,22 @@ func bench() error {
 		return err
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "clients\tcalls\tcalls/s\tp50\tp99\terrors\tgateway CPU/call\tRSS\tpeak RSS\t\n")
+	fmt.Fprintf(tw, "clients\tcalls\tcalls/s\tp50\tp99\terrors\tgateway CPU/call\tload+RS CPU/call\tRSS\tpeak RSS\t\n")
 	for _, f := range strings.Split(*levels, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n <= 0 {
 			return fmt.Errorf("-clients: %q", f)
 		}
-		cpu0 := cpuTime(cmd.Process.Pid)
+		cpu0, self0 := cpuTime(cmd.Process.Pid), selfCPU()
 		r, err := loop(client, url, token, body, n, *calls, *duration)
 		if err != nil {
 			return err
 		}
 		perCall := (cpuTime(cmd.Process.Pid) - cpu0) / time.Duration(r.calls)
+		selfPerCall := (selfCPU() - self0) / time.Duration(r.calls)
 		rss, peak := memory(cmd.Process.Pid)
-		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%d\t%dµs\t%s\t%s\t\n", n, r.calls, float64(r.calls)/r.elapsed.Seconds(),
-			ms(pct(r.lat, 50)), ms(pct(r.lat, 99)), r.errors, perCall.Microseconds(), rss, peak)
+		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%d\t%dµs\t%dµs\t%s\t%s\t\n", n, r.calls, float64(r.calls)/r.elapsed.Seconds(),
+			ms(pct(r.lat, 50)), ms(pct(r.lat, 99)), r.errors, perCall.Microseconds(), selfPerCall.Microseconds(), rss, peak)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -223,6 +225,16 @@ func cpuTime(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// selfCPU is the CPU time this process (the load generator and the RS
+// double) has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // memory reads VmRSS and VmHWM of pid.

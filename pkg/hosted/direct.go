@@ -1,0 +1,257 @@
+package hosted
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+)
+
+// The direct path answers a plain tools/call without the SDK's transport.
+//
+// For every stateless POST the SDK opens a session and decodes the body
+// about nine times, each decode allocating a fresh 32 KB buffer; that was
+// most of the gateway's CPU per tool call. A tools/call whose headers and
+// body the SDK would pass to the tool unchanged is instead decoded once
+// here, run through the same tool handler and guard (server.Direct), and
+// answered with the bytes the SDK would send; TestDirectMatchesSDK holds the
+// two paths to identical responses. Anything else (initialize, lists,
+// protocol 2026-07-28, _meta, batches, notifications, unknown tools, odd
+// ids, any doubt) goes to the SDK.
+
+// directVersions are the MCP-Protocol-Version values for which the SDK
+// dispatches a tools/call without header or _meta checks ("" is what it
+// assumes for a request without the header: 2025-03-26).
+var directVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// directCall is a tools/call the direct path may answer.
+type directCall struct {
+	id    jsonrpc.ID
+	rawID string
+	name  string
+	args  json.RawMessage
+}
+
+// directEligible reports whether the headers of r let the SDK dispatch a
+// tools/call without further checks. open is whether the SDK's loopback
+// Host check is off for r.
+func directEligible(r *http.Request, open bool) bool {
+	if r.Method != http.MethodPost || !directVersions[r.Header.Get("MCP-Protocol-Version")] ||
+		len(r.Header.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false
+	}
+	if !acceptsBoth(r.Header.Values("Accept")) {
+		return false
+	}
+	if !open {
+		// The SDK refuses a non-loopback Host on a loopback listener
+		// (DNS rebinding); leave every such request to it.
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); !ok || la == nil ||
+			(isLoopback(la.String()) && !isLoopback(r.Host)) {
+			return false
+		}
+	}
+	return true
+}
+
+// acceptsBoth is the Streamable HTTP rule: Accept must cover both
+// application/json and text/event-stream.
+func acceptsBoth(values []string) bool {
+	var json, stream bool
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				json = true
+			case "text/event-stream", "text/*":
+				stream = true
+			case "*/*":
+				json, stream = true, true
+			}
+		}
+	}
+	return json && stream
+}
+
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// parseDirect returns the call when body is exactly one JSON-RPC request
+// {"jsonrpc":"2.0","id":…,"method":"tools/call","params":{"name":…,
+// "arguments":{…}}} with nothing else in it, a plain id (an integer of at
+// most 15 digits, or a string without escapes) and each key once.
+// Everything else is left to the SDK.
+func parseDirect(body []byte) (directCall, bool) {
+	var c directCall
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 || b[0] != '{' || !gjson.ValidBytes(b) {
+		return c, false
+	}
+	var seen [4]bool // jsonrpc, id, method, params
+	ok := true
+	var params gjson.Result
+	gjson.ParseBytes(b).ForEach(func(k, v gjson.Result) bool {
+		slot := -1
+		switch plainKey(k) {
+		case "jsonrpc":
+			slot, ok = 0, v.Type == gjson.String && v.Raw == `"2.0"`
+		case "id":
+			slot = 1
+			c.id, ok = plainID(v)
+			c.rawID = v.Raw
+		case "method":
+			slot, ok = 2, v.Type == gjson.String && v.Raw == `"tools/call"`
+		case "params":
+			slot, ok = 3, v.IsObject()
+			params = v
+		default:
+			ok = false
+		}
+		if ok && seen[slot] {
+			ok = false
+		}
+		if ok {
+			seen[slot] = true
+		}
+		return ok
+	})
+	if !ok || seen != [4]bool{true, true, true, true} {
+		return c, false
+	}
+	var name, args bool
+	params.ForEach(func(k, v gjson.Result) bool {
+		switch plainKey(k) {
+		case "name":
+			ok = !name && v.Type == gjson.String && !strings.ContainsRune(v.Raw, '\\')
+			name, c.name = true, v.Str
+		case "arguments":
+			ok = !args && v.IsObject()
+			args, c.args = true, json.RawMessage(v.Raw)
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return c, ok && name
+}
+
+// plainKey is k's name when it is written without escapes, else "".
+func plainKey(k gjson.Result) string {
+	if len(k.Raw) != len(k.Str)+2 {
+		return ""
+	}
+	return k.Str
+}
+
+// plainID reads an id whose SDK form is unambiguous and equal to its
+// form in the request.
+func plainID(v gjson.Result) (jsonrpc.ID, bool) {
+	switch v.Type {
+	case gjson.Number:
+		r := v.Raw
+		digits := strings.TrimPrefix(r, "-")
+		if digits == "" || len(digits) > 15 || (len(digits) > 1 && digits[0] == '0') || r == "-0" {
+			return jsonrpc.ID{}, false
+		}
+		for i := 0; i < len(digits); i++ {
+			if digits[i] < '0' || digits[i] > '9' {
+				return jsonrpc.ID{}, false
+			}
+		}
+		id, err := jsonrpc.MakeID(v.Num)
+		return id, err == nil
+	case gjson.String:
+		// Printable ASCII without escapes: written back byte for byte.
+		if len(v.Raw) != len(v.Str)+2 || len(v.Str) > 256 {
+			return jsonrpc.ID{}, false
+		}
+		for i := 0; i < len(v.Str); i++ {
+			if c := v.Str[i]; c < 0x20 || c > 0x7e || c == '\\' || c == '"' {
+				return jsonrpc.ID{}, false
+			}
+		}
+		id, err := jsonrpc.MakeID(v.Str)
+		return id, err == nil
+	}
+	return jsonrpc.ID{}, false
+}
+
+// serveDirect answers r when it is a direct call, and reports whether it
+// did. It runs after authorisation, with the body already read.
+func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqState, body []byte, open bool) bool {
+	if h.o.DisableDirectCalls || !directEligible(r, open) {
+		return false
+	}
+	call, ok := parseDirect(body)
+	if !ok {
+		return false
+	}
+	b := h.builtFor(st)
+	if b == nil || !b.direct.Has(call.name) {
+		return false
+	}
+	res, err := b.direct.CallTool(r.Context(), &mcp.CallToolRequest{
+		Params: &mcp.CallToolParamsRaw{Name: call.name, Arguments: call.args},
+		Extra:  &mcp.RequestExtra{Header: r.Header},
+	})
+	var data []byte
+	if err == nil {
+		var result []byte
+		if result, err = marshalNoEscape(res); err == nil {
+			// What the SDK's encoder writes for a result, without
+			// encoding the result a second time.
+			data = make([]byte, 0, len(result)+len(call.rawID)+32)
+			data = append(data, `{"jsonrpc":"2.0","id":`...)
+			data = append(data, call.rawID...)
+			data = append(data, `,"result":`...)
+			data = append(data, result...)
+			data = append(data, '}')
+		}
+	}
+	if err != nil {
+		data, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call.id, Error: err})
+	}
+	if err != nil {
+		// Not reachable: the result was encoded above; answer anyway.
+		h.log.Error("encode a direct tools/call answer", "error", err, "request_id", st.id)
+		http.Error(w, "failed to encode the answer", http.StatusInternalServerError)
+		return true
+	}
+	h.directCalls.Add(1)
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(data)
+	return true
+}
+
+// marshalNoEscape encodes v as the SDK encodes results: without HTML
+// escaping and without the encoder's trailing newline.
+func marshalNoEscape(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

@@ -1,0 +1,157 @@
+package hosted
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+)
+
+// TestDirectMatchesSDK sends each request to two gateways over one double,
+// one with the direct path and one without, and requires the same status,
+// headers and body from both; each case also says whether the direct path
+// must have answered it, so the comparison cannot pass by both gateways
+// taking the SDK's way.
+func TestDirectMatchesSDK(t *testing.T) {
+	d := pdpptest.New(t, pdpptest.Options{})
+	direct := newGateway(t, gatewayOptions{double: d})
+	sdk := newGateway(t, gatewayOptions{double: d, mutate: func(o *Options) { o.DisableDirectCalls = true }})
+	tok := d.Token(pdpptest.TokenClient)
+
+	call := func(name string, args any) string {
+		return rpc(7, "tools/call", map[string]any{"name": name, "arguments": args})
+	}
+	agg := call("aggregate", map[string]any{"stream": "messages", "metric": "count"})
+	v := func(ver string) map[string]string { return map[string]string{"MCP-Protocol-Version": ver} }
+	cases := []struct {
+		name   string
+		r      req
+		direct bool
+	}{
+		// Answered directly: plain tool calls, results and tool errors.
+		{"aggregate 2025-11-25", req{header: v("2025-11-25"), body: agg}, true},
+		{"no version header", req{body: agg}, true},
+		{"2025-06-18", req{header: v("2025-06-18"), body: agg}, true},
+		{"2025-03-26", req{header: v("2025-03-26"), body: agg}, true},
+		{"2024-11-05", req{header: v("2024-11-05"), body: agg}, true},
+		{"schema", req{body: call("schema", map[string]any{})}, true},
+		{"query_records, a large answer", req{body: call("query_records", map[string]any{"stream": "messages", "limit": 50})}, true},
+		{"search", req{body: call("search", map[string]any{"q": "offsite", "limit": 5})}, true},
+		{"missing required argument", req{body: call("aggregate", map[string]any{})}, true},
+		{"no arguments", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema"}}`}, true},
+		{"unknown argument", req{body: call("aggregate", map[string]any{"stream": "messages", "metric": "count", "nope": 1})}, true},
+		{"invalid filter", req{body: call("query_records", map[string]any{"stream": "messages", "filter": map[string]any{"x": map[string]any{"zz": 1}}})}, true},
+		{"unknown stream", req{body: call("aggregate", map[string]any{"stream": "no_such", "metric": "count"})}, true},
+		{"string id", req{body: `{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"schema","arguments":{}}}`}, true},
+		{"string id with <>&", req{body: `{"jsonrpc":"2.0","id":"<a&b>","method":"tools/call","params":{"name":"aggregate","arguments":{"stream":"messages","metric":"count"}}}`}, true},
+		{"negative id", req{body: strings.Replace(agg, `"id":7`, `"id":-5`, 1)}, true},
+		{"zero id", req{body: strings.Replace(agg, `"id":7`, `"id":0`, 1)}, true},
+		{"15-digit id", req{body: strings.Replace(agg, `"id":7`, `"id":123456789012345`, 1)}, true},
+		{"whitespace", req{body: "\n  " + strings.ReplaceAll(agg, ",", " ,\n ") + " \n"}, true},
+		{"keys in another order", req{body: `{"params":{"arguments":{"metric":"count","stream":"messages"},"name":"aggregate"},"method":"tools/call","id":3,"jsonrpc":"2.0"}`}, true},
+		{"html in arguments", req{body: call("search", map[string]any{"q": "<b>&</b>"})}, true},
+		{"accept */*", req{header: map[string]string{"Accept": "*/*"}, body: agg}, true},
+		{"content type with charset", req{header: map[string]string{"Content-Type": "application/json; charset=utf-8"}, body: agg}, true},
+		{"Mcp-Method header on an old revision", req{header: map[string]string{"MCP-Protocol-Version": "2025-11-25", "Mcp-Method": "tools/list"}, body: agg}, true},
+
+		// Left to the SDK.
+		{"unknown tool", req{body: call("nope", map[string]any{})}, false},
+		{"fractional id", req{body: strings.Replace(agg, `"id":7`, `"id":1.5`, 1)}, false},
+		{"exponent id", req{body: strings.Replace(agg, `"id":7`, `"id":1e3`, 1)}, false},
+		{"16-digit id", req{body: strings.Replace(agg, `"id":7`, `"id":1234567890123456`, 1)}, false},
+		{"minus zero id", req{body: strings.Replace(agg, `"id":7`, `"id":-0`, 1)}, false},
+		{"non-ASCII string id", req{body: strings.Replace(agg, `"id":7`, `"id":"é "`, 1)}, false},
+		{"null id", req{body: strings.Replace(agg, `"id":7`, `"id":null`, 1)}, false},
+		{"escaped string id", req{body: strings.Replace(agg, `"id":7`, `"id":"a\u0062"`, 1)}, false},
+		{"notification", req{body: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"schema","arguments":{}}}`}, false},
+		{"_meta", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema","arguments":{},"_meta":{"progressToken":1}}}`}, false},
+		{"extra top-level key", req{body: strings.Replace(agg, `"id":7`, `"id":7,"x":1`, 1)}, false},
+		{"duplicate id", req{body: strings.Replace(agg, `"id":7`, `"id":7,"id":8`, 1)}, false},
+		{"duplicate name", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","name":"schema"}}`}, false},
+		{"escaped key", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"schema"}}`}, false},
+		{"key in another case", req{body: strings.Replace(agg, `"method"`, `"Method"`, 1)}, false},
+		{"arguments not an object", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema","arguments":[1]}}`}, false},
+		{"arguments null", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema","arguments":null}}`}, false},
+		{"wrong jsonrpc version", req{body: strings.Replace(agg, `"2.0"`, `"1.0"`, 1)}, false},
+		{"tools/list", req{body: rpc(1, "tools/list", map[string]any{})}, false},
+		{"batch", req{header: v("2025-03-26"), body: "[" + agg + "]"}, false},
+		{"not JSON", req{body: `{"jsonrpc":"2.0",`}, false},
+		{"2026-07-28", req{header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "aggregate"}, body: agg}, false},
+		{"unsupported version", req{header: v("1999-01-01"), body: agg}, false},
+		{"Last-Event-ID", req{header: map[string]string{"Last-Event-ID": "1"}, body: agg}, false},
+		{"accept json only", req{header: map[string]string{"Accept": "application/json"}, body: agg}, false},
+		{"wrong content type", req{header: map[string]string{"Content-Type": "text/plain"}, body: agg}, false},
+		{"non-loopback Host on a loopback listener", req{header: map[string]string{"Host": "evil.example"}, body: agg}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.r.token = tok
+			before := direct.h.directCalls.Load()
+			got := wireForm(t, direct, tc.r)
+			if n := direct.h.directCalls.Load() - before; n != map[bool]uint64{true: 1, false: 0}[tc.direct] {
+				t.Fatalf("direct path answered %d times, want direct=%v", n, tc.direct)
+			}
+			want := wireForm(t, sdk, tc.r)
+			if got != want {
+				t.Errorf("direct path:\n%s\nSDK:\n%s", got, want)
+			}
+		})
+	}
+	if sdk.h.directCalls.Load() != 0 {
+		t.Error("DisableDirectCalls did not keep requests on the SDK's path")
+	}
+}
+
+// wireForm is what a client sees of one exchange, with the gateway's own
+// origin and the Date header left out.
+func wireForm(t *testing.T, g *gateway, r req) string {
+	t.Helper()
+	hr, err := http.NewRequestWithContext(context.Background(), http.MethodPost, g.url+PathMCP, strings.NewReader(r.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Header.Set("Accept", "application/json, text/event-stream")
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Request-Id", "req_test")
+	hr.Header.Set("Authorization", "Bearer "+r.token)
+	for k, v := range r.header {
+		if k == "Host" {
+			hr.Host = v
+			continue
+		}
+		hr.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%d length=%d chunked=%v\n", resp.StatusCode, resp.ContentLength, slices.Contains(resp.TransferEncoding, "chunked"))
+	var keys []string
+	for k := range resp.Header {
+		if k != "Date" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(resp.Header[k], ", "))
+	}
+	b.Write(body)
+	// The double gives each of its answers its own request id.
+	return rsRequestID.ReplaceAllString(strings.ReplaceAll(b.String(), g.url, "http://gateway.test"), "req_<rs>")
+}
+
+var rsRequestID = regexp.MustCompile(`req_[0-9a-f]{16}`)
