@@ -4,8 +4,9 @@
 // Every request is authorised before any MCP processing: the bearer is
 // verified (Verifier), owner tokens are refused, and the verified client
 // bearer is the one the tools send to the configured resource server, and
-// only there. Each request gets its own cheap MCP server; there are no
-// sessions.
+// only there. There are no sessions: one MCP server per credential and
+// origin is built once and reused, each SDK request opens a throwaway
+// session on it, and plain tools/call requests skip even that (direct.go).
 //
 // The Handler answers /mcp, /.well-known/oauth-protected-resource/mcp,
 // /icon.svg, /healthz and /readyz. An embedding resource server mounts it at
