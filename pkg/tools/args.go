@@ -96,9 +96,11 @@ func (s *argSpec) decode(raw json.RawMessage, dst any) error {
 			Message: s.tool + " arguments must be a JSON object",
 			Next:    "send the arguments as an object, e.g. " + s.example()}
 	}
+	nulls := false
 	for k, v := range fields {
 		if string(bytes.TrimSpace(v)) == "null" {
 			delete(fields, k)
+			nulls = true
 		}
 	}
 
@@ -140,10 +142,15 @@ func (s *argSpec) decode(raw json.RawMessage, dst any) error {
 	}
 
 	// Re-encode without the nulls so that dst sees omitted arguments as
-	// zero values.
-	clean, err := json.Marshal(fields)
-	if err != nil {
-		return fmt.Errorf("tools: re-encoding %s arguments: %w", s.tool, err)
+	// zero values. Without nulls raw already is that object: every key in
+	// it is an exact argument name (the check above refused the rest), so
+	// encoding/json's case-insensitive matching finds nothing extra.
+	clean := []byte(raw)
+	if nulls {
+		var err error
+		if clean, err = json.Marshal(fields); err != nil {
+			return fmt.Errorf("tools: re-encoding %s arguments: %w", s.tool, err)
+		}
 	}
 	if err := json.Unmarshal(clean, dst); err != nil {
 		var te *toolError

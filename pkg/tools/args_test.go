@@ -166,3 +166,14 @@ func FuzzDecodeArguments(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeArguments is the argument check of one ordinary call.
+func BenchmarkDecodeArguments(b *testing.B) {
+	in := json.RawMessage(`{"stream":"messages","limit":10,"fields":["id","subject"],"filter":{"is_seen":false},"order":"desc"}`)
+	for b.Loop() {
+		var a queryArgs
+		if err := queryRecordsTool.args.decode(in, &a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
