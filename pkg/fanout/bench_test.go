@@ -117,3 +117,18 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkAmbiguity is the 409 ambiguous_connection answer for a read that
+// names no connection in a package of 15 members: built from metadata, with
+// no child called (TestAmbiguityBoundedAt13PlusMembers checks that).
+func BenchmarkAmbiguity(b *testing.B) {
+	c := benchClient(b, 15, 0)
+	path := rs.Path("v1", "streams", "mail_messages", "records")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Get(ctx, path, nil); err == nil {
+			b.Fatal("no ambiguity error")
+		}
+	}
+}

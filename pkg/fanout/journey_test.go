@@ -160,7 +160,7 @@ func TestSearchTextShowsSourceUnavailable(t *testing.T) {
 	a := newScripted(t, "cin_a", hits("a", 2, -3))
 	h := newScripted(t, "cin_h", nil)
 	h.hang = true
-	c, err := fanout.New(fanout.Options{Members: []fanout.Member{a.member(t, "ga"), h.member(t, "gh")}, ChildTimeout: 200 * time.Millisecond})
+	c, err := fanout.New(fanout.Options{Members: []fanout.Member{a.member(t, "ga"), h.member(t, "gh")}, ChildTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
