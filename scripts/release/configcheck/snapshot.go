@@ -228,8 +228,13 @@ func writeArchive(path, format string, entries []entry) (err error) {
 	}
 }
 
+// writeTarGz compresses for speed: the snapshot is checked and thrown
+// away, and goreleaser's best compression costs seconds per archive.
 func writeTarGz(w io.Writer, entries []entry) error {
-	gz := gzip.NewWriter(w)
+	gz, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
 	tw := tar.NewWriter(gz)
 	for _, e := range entries {
 		if err := addFile(e, func(fi os.FileInfo) (io.Writer, error) {
