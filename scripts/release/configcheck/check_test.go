@@ -82,6 +82,7 @@ func TestValidate(t *testing.T) {
 		{name: "date stamped with the version", old: "version.date={{ .Date }}", new: "version.date={{ .Version }}", want: "internal/version.date stamps"},
 		{name: "stamps another package", old: "example.com/tool/internal/version.commit", new: "example.com/tool/version.commit", want: "no -X example.com/tool/internal/version.commit"},
 		{name: "unknown template field", old: "{{ .FullCommit }}", new: "{{ .GitCommit }}", want: `no entry for key "GitCommit"`},
+		{name: "unknown template field lists the known ones", old: "{{ .Date }}", new: "{{ .BuildDate }}", want: "fields the fallback knows: Amd64, Arch, Arm64, Commit, CommitDate, CommitTimestamp, Date, FullCommit"},
 		{name: "unknown template function", old: "{{ .FullCommit }}", new: "{{ .FullCommit | shorten }}", want: `function "shorten" not defined`},
 		{name: "no archives section", old: archivesBlock, new: "", want: "archives: none"},
 		{name: "archives empty", old: archivesBlock, new: "archives: []\n", want: "archives: none"},
@@ -170,6 +171,43 @@ func TestSnapshotVersion(t *testing.T) {
 		}
 		if got := vars["Version"]; got != c.want {
 			t.Errorf("%q over %s: got %q, want %q", c.tmpl, c.tag, got, c.want)
+		}
+	}
+}
+
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("go.mod", "module "+testModule+"\n")
+	good := write("good.yaml", validConfig)
+	broken := write("broken.yaml", strings.Replace(validConfig, "flags: [-trimpath]", "flags: []", 1))
+	cases := []struct {
+		args []string
+		want string // "" means success
+	}{
+		{[]string{"check", "-config", good}, ""},
+		{[]string{"check", "-config", broken}, "no -trimpath"},
+		{[]string{"check", "-config", filepath.Join(dir, "missing.yaml")}, "no such file"},
+		{nil, "usage"},
+		{[]string{"publish"}, `unknown mode "publish"`},
+		{[]string{"snapshot"}, "-src is required"},
+		{[]string{"snapshot", "-src", dir, "-config", good, "-targets", "linux"}, "not GOOS/GOARCH"},
+		{[]string{"snapshot", "-src", dir, "-config", broken}, "no -trimpath"},
+	}
+	for _, c := range cases {
+		var stderr strings.Builder
+		err := run(t.Context(), c.args, &stderr)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.args, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: error %v, want one containing %q", c.args, err, c.want)
 		}
 	}
 }

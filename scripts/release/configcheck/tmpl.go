@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -78,7 +79,7 @@ func render(text string, vars map[string]any) (string, error) {
 	}
 	var b bytes.Buffer
 	if err := t.Execute(&b, vars); err != nil {
-		return "", fmt.Errorf("template %q: %w", text, err)
+		return "", fmt.Errorf("template %q: %w (fields the fallback knows: %s)", text, err, strings.Join(slices.Sorted(maps.Keys(vars)), ", "))
 	}
 	return b.String(), nil
 }
