@@ -1,5 +1,7 @@
 module github.com/pdpp-mcp/pdpp-mcp/scripts/release/configcheck
 
+// goreleaser v2.15.1 needs go 1.26.1 (the root module needs 1.26.0), and
+// its configuration package is pinned to the version check.sh builds.
 go 1.26.1
 
 require (
