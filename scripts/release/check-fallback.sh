@@ -2,12 +2,13 @@
 # check-fallback.sh: check.sh's checks without goreleaser, for machines
 # where building goreleaser (minutes of CPU) does not fit, such as CI on a
 # fresh machine. configcheck loads .goreleaser.yaml with goreleaser's own
-# strict loader, checks what this project relies on (static, trimmed,
+# strict loader, refuses fields goreleaser marks deprecated (goreleaser
+# check fails on them too), checks what this project relies on (static, trimmed,
 # stamped builds for linux, darwin and windows on amd64 and arm64; archives;
 # sha256 checksums), then builds a snapshot of linux/amd64 and darwin/arm64
 # from that configuration with go build, as goreleaser would lay it out.
-# What only goreleaser checks (its defaults and deprecations, the other
-# sections) stays with check.sh.
+# What only goreleaser checks (its defaults, the other sections) and its
+# own build and packing stay with check.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)

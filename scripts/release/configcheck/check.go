@@ -101,6 +101,9 @@ func validate(p config.Project, module string) error {
 	if p.Version != 2 {
 		bad("version: %d, want 2", p.Version)
 	}
+	for _, d := range deprecatedFields(p) {
+		bad("%s: deprecated (goreleaser check fails on it)", d)
+	}
 	if p.ProjectName == "" {
 		bad("project_name: empty (the archive names carry it)")
 	}

@@ -93,6 +93,11 @@ func TestValidate(t *testing.T) {
 		{name: "checksum disabled", old: "  algorithm: sha256", new: "  algorithm: sha256\n  disable: true", want: "checksum: disabled"},
 		{name: "checksum sha1", old: "algorithm: sha256", new: "algorithm: sha1", want: `algorithm "sha1"`},
 		{name: "snapshot template unknown field", old: "{{ .ShortCommit }}\"", new: "{{ .Short }}\"", want: "version_template"},
+		{name: "deprecated archive format", old: "formats: [tar.gz]", new: "format: tar.gz", want: "archives[0].format: deprecated"},
+		{name: "deprecated archive builds", old: "ids: [tool]", new: "builds: [tool]", want: "archives[0].builds: deprecated"},
+		{name: "deprecated override format", old: "formats: [zip]", new: "format: zip", want: "archives[0].format_overrides[0].format: deprecated"},
+		{name: "deprecated snapshot name_template", old: "  version_template:", new: "  name_template:", want: "snapshot.name_template: deprecated"},
+		{name: "deprecated dockers", old: "checksum:", new: "dockers:\n  - image_templates: [x]\nchecksum:", want: "dockers: deprecated"},
 		{name: "hooks not modelled", old: "    binary: tool", new: "    binary: tool\n    hooks:\n      pre: [make gen]", want: "hooks: not modelled"},
 		{name: "cgo build mode", old: "    binary: tool", new: "    binary: tool\n    buildmode: pie", want: "buildmode: not modelled"},
 	}
