@@ -48,5 +48,7 @@ else
 	bash scripts/release/check-fallback.sh
 fi
 # The fallback's own tests (go test's vet checks included): broken
-# configurations it must reject, and a snapshot of a tiny module.
+# configurations it must reject, a snapshot of a tiny module, and
+# .goreleaser.yaml against the project's rules, which goreleaser check does
+# not know (static, trimmed, stamped, six targets, sha256), on either path.
 (cd scripts/release/configcheck && go test ./...)
