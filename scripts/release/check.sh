@@ -2,13 +2,14 @@
 # check.sh: validate .goreleaser.yaml and build a snapshot release of
 # linux/amd64 and darwin/arm64 (all four commands, archives and checksums)
 # of what is committed, without publishing; then check the linux binary is
-# static and stamped.
+# static and stamped (verify-dist.sh, shared with check-fallback.sh).
 #
 # goreleaser is built once per version into a cache folder and reused:
 # building it cold costs minutes of CPU (see the README's release section).
 # GORELEASER=/path/to/goreleaser skips that and uses the one given.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+root=$(pwd)
 
 version=v2.15.1
 cache=${PDPP_MCP_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pdpp-mcp/tools}
@@ -33,19 +34,5 @@ sed 's/^    goos: &goos \[linux, darwin, windows\]$/    targets: \&targets [linu
 	.goreleaser.yaml >"$work/goreleaser.yaml"
 grep -q 'targets: &targets' "$work/goreleaser.yaml" || { echo "check.sh: could not narrow the targets"; exit 1; }
 (cd "$work/src" && "$gr" release --snapshot --clean --skip=publish,announce,sign,sbom,docker,ko --config "$work/goreleaser.yaml")
-cd "$work/src"
-
-ls dist/*.tar.gz dist/checksums.txt
-(cd dist && sha256sum -c checksums.txt)
-for want in linux_amd64 darwin_arm64; do
-	ls dist/pdpp-mcp_*_"$want".tar.gz >/dev/null
-done
-bin=$(ls -d dist/pdpp-mcp_linux_amd64*/pdpp-mcp)
-go version -m "$bin" | grep -q 'CGO_ENABLED=0' || { echo "$bin: not CGO_ENABLED=0"; exit 1; }
-go version -m "$bin" | grep -q -- '-trimpath=true' || { echo "$bin: not -trimpath"; exit 1; }
-if command -v readelf >/dev/null && readelf -l "$bin" | grep -q INTERP; then
-	echo "$bin is dynamically linked"; exit 1
-fi
-"$bin" --version
-"$bin" --version | grep -Eq 'SNAPSHOT.*\(development build, commit [0-9a-f]{12}, built 20' || { echo "$bin: version not stamped"; exit 1; }
+bash "$root/scripts/release/verify-dist.sh" "$work/src/dist"
 echo "check.sh: configuration valid; snapshot of linux/amd64 and darwin/arm64 built"

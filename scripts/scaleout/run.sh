@@ -9,5 +9,6 @@ if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
 fi
 hp=$(command -v haproxy || echo /usr/sbin/haproxy)
 mkdir -p bin
-CGO_ENABLED=0 go build -o bin/ ./cmd/pdpp-mcp
+# The flags of .ci/run's build, so in CI this reuses its compiled packages.
+CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/pdpp-mcp
 go run ./scripts/scaleout -bin bin/pdpp-mcp -haproxy "$hp" "$@"
