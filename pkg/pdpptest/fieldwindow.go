@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -228,18 +229,18 @@ func jsonKind(raw json.RawMessage) string {
 }
 
 // window cuts the text. In query mode the window starts before_chars ahead of
-// the first case-sensitive occurrence of q.
+// the first case-insensitive occurrence of q, as the reference server
+// matches it.
 func (sel *windowSelector) window(text, field string) (*object, *apiError) {
 	runes := []rune(text)
 	total := len(runes)
 	offset := sel.offset
 	var matchStart, matchEnd any
 	if sel.q != "" {
-		i := strings.Index(text, sel.q)
-		if i < 0 {
+		start := indexFoldChars(text, sel.q)
+		if start < 0 {
 			return nil, errf(http.StatusNotFound, "query_not_found", "q was not found in field '%s'", field).param("q")
 		}
-		start := utf8.RuneCountInString(text[:i])
 		matchStart, matchEnd = start, start+utf8.RuneCountInString(sel.q)
 		offset = max(0, start-sel.before)
 	}
@@ -256,4 +257,23 @@ func (sel *windowSelector) window(text, field string) (*object, *apiError) {
 		"limit_chars", sel.limit, "match_end_chars", matchEnd, "match_start_chars", matchStart,
 		"next_offset_chars", next, "previous_offset_chars", prev, "start_chars", start,
 		"text", string(runes[start:end]), "total_chars", total), nil
+}
+
+// indexFoldChars is the code-point offset of the first occurrence of q in
+// text ignoring case, or -1. Each code point is lowered on its own, so an
+// offset in the lowered text is an offset in text; an exact occurrence
+// counts too, so bytes that lowering would replace (invalid UTF-8) still
+// match themselves.
+func indexFoldChars(text, q string) int {
+	at := -1
+	if i := strings.Index(text, q); i >= 0 {
+		at = utf8.RuneCountInString(text[:i])
+	}
+	lowered := strings.Map(unicode.ToLower, text)
+	if i := strings.Index(lowered, strings.Map(unicode.ToLower, q)); i >= 0 {
+		if f := utf8.RuneCountInString(lowered[:i]); at < 0 || f < at {
+			at = f
+		}
+	}
+	return at
 }

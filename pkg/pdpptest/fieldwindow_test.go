@@ -237,8 +237,15 @@ func TestFieldWindowQueryMode(t *testing.T) {
 			}
 		})
 	}
-	// Matching is case-sensitive and finds the first occurrence only.
-	wantError(t, fwGet(t, srv, client, "long", "connection_id=cin_a&field=body&q=zo%C3%AB"), http.StatusNotFound, "query_not_found", "q")
+	// Matching ignores case, code point by code point, and finds the first
+	// occurrence only.
+	for _, q := range []string{"zo%C3%AB", "ZO%C3%8B"} {
+		a := fwGet(t, srv, client, "long", "connection_id=cin_a&field=body&q="+q)
+		wantOK(t, a)
+		if w := a.j("window"); w.Get("match_start_chars").Int() != 19 || w.Get("match_end_chars").Int() != 22 {
+			t.Errorf("q=%s: window %s, want the match at 19", q, w.Raw)
+		}
+	}
 	wantError(t, fwGet(t, srv, client, "long", "connection_id=cin_a&field=body&q=tiramisu"), http.StatusNotFound, "query_not_found", "q")
 }
 
@@ -376,7 +383,8 @@ func FuzzWindowSelector(f *testing.F) {
 		}
 		win, aerr := sel.window(text, "f")
 		if aerr != nil {
-			if aerr.code != "query_not_found" || strings.Contains(text, sel.q) {
+			if aerr.code != "query_not_found" || strings.Contains(text, sel.q) ||
+				strings.Contains(strings.ToLower(text), strings.ToLower(sel.q)) && utf8.ValidString(text) && utf8.ValidString(sel.q) {
 				t.Fatalf("%q: %v", raw, aerr)
 			}
 			return
