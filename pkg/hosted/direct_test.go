@@ -2,10 +2,7 @@ package hosted
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -113,43 +110,20 @@ func TestDirectMatchesSDK(t *testing.T) {
 // origin and the Date header left out.
 func wireForm(t *testing.T, g *gateway, r req) string {
 	t.Helper()
-	hr, err := http.NewRequestWithContext(context.Background(), http.MethodPost, g.url+PathMCP, strings.NewReader(r.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hr.Header.Set("Accept", "application/json, text/event-stream")
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Request-Id", "req_test")
-	hr.Header.Set("Authorization", "Bearer "+r.token)
-	for k, v := range r.header {
-		if k == "Host" {
-			hr.Host = v
-			continue
-		}
-		hr.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := g.do(t, r)
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%d length=%d chunked=%v\n", resp.StatusCode, resp.ContentLength, slices.Contains(resp.TransferEncoding, "chunked"))
+	fmt.Fprintf(&b, "%d length=%d chunked=%v\n", x.status, x.length, x.chunked)
 	var keys []string
-	for k := range resp.Header {
+	for k := range x.header {
 		if k != "Date" {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(resp.Header[k], ", "))
+		fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(x.header[k], ", "))
 	}
-	b.Write(body)
+	b.Write(x.body)
 	// The double gives each of its answers its own request id.
 	return rsRequestID.ReplaceAllString(strings.ReplaceAll(b.String(), g.url, "http://gateway.test"), "req_<rs>")
 }

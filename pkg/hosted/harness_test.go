@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,9 +64,11 @@ func newGateway(t testing.TB, o gatewayOptions) *gateway {
 
 // exchange is one HTTP request and its answer.
 type exchange struct {
-	status int
-	header http.Header
-	body   []byte
+	status  int
+	header  http.Header
+	body    []byte
+	length  int64 // Content-Length, -1 when unknown
+	chunked bool
 }
 
 type req struct {
@@ -121,7 +124,8 @@ func (g *gateway) do(t testing.TB, r req) exchange {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return exchange{status: resp.StatusCode, header: resp.Header, body: b}
+	return exchange{status: resp.StatusCode, header: resp.Header, body: b, length: resp.ContentLength,
+		chunked: slices.Contains(resp.TransferEncoding, "chunked")}
 }
 
 func (g *gateway) token(k pdpptest.TokenKind) string { return g.double.Token(k) }
