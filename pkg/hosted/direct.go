@@ -84,6 +84,9 @@ func acceptsBoth(values []string) bool {
 	return json && stream
 }
 
+// isLoopback is the SDK's own loopback test, to the letter. It is narrower
+// than isLoopbackHost (no *.localhost, no IPv4-mapped addresses): the direct
+// path must never serve a Host the SDK would refuse.
 func isLoopback(hostport string) bool {
 	host, _, err := net.SplitHostPort(hostport)
 	if err != nil {
