@@ -36,6 +36,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
+	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/procstat"
 )
 
 func main() {
@@ -101,12 +102,12 @@ func bench() error {
 		if err != nil || n <= 0 {
 			return fmt.Errorf("-clients: %q", f)
 		}
-		cpu0, self0 := cpuTime(cmd.Process.Pid), selfCPU()
+		cpu0, self0 := procstat.CPU(cmd.Process.Pid), selfCPU()
 		r, err := loop(client, url, token, body, n, *calls, *duration)
 		if err != nil {
 			return err
 		}
-		perCall := (cpuTime(cmd.Process.Pid) - cpu0) / time.Duration(r.calls)
+		perCall := (procstat.CPU(cmd.Process.Pid) - cpu0) / time.Duration(r.calls)
 		selfPerCall := (selfCPU() - self0) / time.Duration(r.calls)
 		rss, peak := memory(cmd.Process.Pid)
 		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%d\t%dµs\t%dµs\t%s\t%s\t\n", n, r.calls, float64(r.calls)/r.elapsed.Seconds(),
@@ -209,24 +210,6 @@ func pct(sorted []time.Duration, p int) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
 
-// cpuTime is the user+system CPU time pid has used (clock ticks of 10 ms
-// on Linux; enough over thousands of calls).
-func cpuTime(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name, which is in parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
-}
-
 // selfCPU is the CPU time this process (the load generator and the RS
 // double) has used.
 func selfCPU() time.Duration {
@@ -237,24 +220,11 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// memory reads VmRSS and VmHWM of pid.
+// memory reads VmRSS and VmHWM of pid, formatted.
 func memory(pid int) (rss, peak string) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	r, h, err := procstat.Memory(pid)
 	if err != nil {
 		return "n/a", "n/a"
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.Atoi(f[1])
-		switch f[0] {
-		case "VmRSS:":
-			rss = fmt.Sprintf("%.1f MiB", float64(kb)/1024)
-		case "VmHWM:":
-			peak = fmt.Sprintf("%.1f MiB", float64(kb)/1024)
-		}
-	}
-	return rss, peak
+	return fmt.Sprintf("%.1f MiB", float64(r)/1024), fmt.Sprintf("%.1f MiB", float64(h)/1024)
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
+	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/procstat"
 )
 
 const token = "bench_client_token_5e1f0c2a9d8b"
@@ -207,15 +208,6 @@ func firstField(res *mcp.CallToolResult) string {
 
 // vmHWM reads the process's peak resident set size in bytes.
 func vmHWM(pid int) (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	_, hwm, err := procstat.Memory(pid)
+	return hwm * 1024, err
 }

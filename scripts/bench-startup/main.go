@@ -38,6 +38,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
+	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/procstat"
 )
 
 func main() {
@@ -289,7 +290,7 @@ func memory(bin string, args []string, calls int) (memResult, error) {
 	if _, err := p.call("tools/list", `{}`); err != nil {
 		return r, err
 	}
-	if r.start, _, err = procMemory(p.cmd.Process.Pid); err != nil {
+	if r.start, _, err = procstat.Memory(p.cmd.Process.Pid); err != nil {
 		return r, err
 	}
 	// Pick a stream and connection from the schema tool itself, so the mix
@@ -334,28 +335,6 @@ func memory(bin string, args []string, calls int) (memResult, error) {
 			r.errors++
 		}
 	}
-	r.end, r.peak, err = procMemory(p.cmd.Process.Pid)
+	r.end, r.peak, err = procstat.Memory(p.cmd.Process.Pid)
 	return r, err
-}
-
-// procMemory reads VmRSS and VmHWM (KiB) of a process.
-func procMemory(pid int) (rss, hwm int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, fmt.Errorf("read memory (Linux only): %w", err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			hwm = n
-		}
-	}
-	return rss, hwm, nil
 }
