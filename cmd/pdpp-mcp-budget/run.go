@@ -14,10 +14,10 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget/o200k"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/o200k"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/loglevel"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 

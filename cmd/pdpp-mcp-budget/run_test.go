@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 

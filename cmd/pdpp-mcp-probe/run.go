@@ -15,8 +15,8 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/loglevel"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 

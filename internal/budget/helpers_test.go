@@ -10,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/goldenfile"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 )
 
 // words counts whitespace-separated words: a stand-in tokenizer whose counts

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 )
 
 // Scenarios are probe scripts: the parser is probe's (tested and fuzzed

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget/o200k"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/o200k"
 )
 
 // Session is what the probe needs of an MCP client session;

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget/o200k"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/o200k"
 )
 
 // The counts match OpenAI's tiktoken for o200k_base ("hello world" is the

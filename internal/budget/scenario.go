@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 )
 
 // A scenario is a pdpp-mcp-probe script, parsed and run by package probe, so

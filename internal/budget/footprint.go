@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 )
 
 // surface is the tool set a PDPP MCP server exposes: these six, in the

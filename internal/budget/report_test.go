@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
 )
 
 // sampleReport is a report with a passing and a failing check of each

@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/probe"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 )
 
 func text(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
 )
 
 const connSentence = "Pass connection_id from an error's available_connections to recover from ambiguous_connection."

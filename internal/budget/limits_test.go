@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
 )
 
 const validFile = `{
