@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,10 +14,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/version"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
@@ -41,7 +42,12 @@ func usageErrorf(format string, args ...any) error {
 // carries JSON-RPC and nothing else (help and version, asked for instead of
 // serving, are printed there).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cmdexit.Run(ctx, newApp(stdin, stdout, stderr), args, stderr, nil)
+	return runWith(ctx, &startup{stdin: stdin, stdout: stdout, args: args}, args, stdin, stdout, stderr)
+}
+
+// runWith is run with the start-up refusal's settings given.
+func runWith(ctx context.Context, st *startup, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return cmdexit.Run(ctx, newApp(st, stdin, stdout, stderr), args, stderr, nil)
 }
 
 const description = `pdpp-mcp serves one PDPP grant to an MCP client over stdio: read-only tools
@@ -68,7 +74,7 @@ Exit codes: 0 done, 1 unexpected failure, 64 usage, 77 owner credential,
 While serving, stdout is reserved for MCP protocol messages. Diagnostics go
 to stderr.`
 
-func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+func newApp(st *startup, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:  cmdName,
 		Usage: "serve a PDPP grant to MCP clients over stdio",
@@ -95,10 +101,96 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.BoolFlag{Name: "demo",
 				Usage: "serve a sample dataset from an in-process resource server (no credential cache; --provider-url is ignored)"},
 		}, httpFlags()...),
-		Action: func(c *cli.Context) error { return action(c, stdin, stdout, stderr) },
+	}
+	app.Action = func(c *cli.Context) error {
+		err := action(c, st, stdin, stdout, stderr)
+		if !c.IsSet("http") {
+			st.refuse(c.Context, cmdexit.Classify(err))
+		}
+		return err
 	}
 	cmdexit.Configure(app, stdout, stderr)
+	usageError := app.OnUsageError
+	app.OnUsageError = func(c *cli.Context, err error, sub bool) error {
+		err = usageError(c, err, sub)
+		if !st.hostedArgs(c) {
+			st.refuse(c.Context, err)
+		}
+		return err
+	}
 	return app
+}
+
+// startup tells a stdio client why the command could not serve: a host
+// that sees the process exit before it answers initialize shows only
+// "connection closed", so the failure is first given to the client as the
+// answer to its requests (server.Refuse), then the command exits with its
+// status as before.
+type startup struct {
+	stdin  io.Reader
+	stdout io.Writer
+	args   []string // the command line, program name first
+	// serving is set once stdin belongs to the MCP session: from then on
+	// a failure can no longer be answered this way.
+	serving bool
+	// wait and linger shorten server.Refuse's bounds in tests.
+	wait, linger time.Duration
+}
+
+// refuse answers the client with err's message when err is a start-up
+// failure (a usage, owner or credential error) and stdin is not a
+// terminal (a person at a terminal reads stderr; a host never starts a
+// server on one).
+func (st *startup) refuse(ctx context.Context, err error) {
+	var coded cmdexit.Coder
+	if err == nil || st.serving || !errors.As(err, &coded) || isTerminal(st.stdin) {
+		return
+	}
+	code := coded.ExitCode()
+	switch code {
+	case cmdexit.Usage, cmdexit.NoPerm, cmdexit.Config:
+	default:
+		return
+	}
+	data := map[string]any{"exit_code": code}
+	var cerr *credential.Error
+	if errors.As(err, &cerr) {
+		data["reason"] = cerr.Code
+		if cerr.File != "" {
+			data["credential_file"] = cerr.File
+		}
+		if cerr.ProviderURL != "" {
+			data["provider_url"] = cerr.ProviderURL
+		}
+	}
+	raw, _ := json.Marshal(data)
+	msg := cmdName + " cannot start: " + cmdexit.OneLine(err.Error())
+	// A write error is not reported: the exit status and stderr still
+	// say why the command stopped.
+	_ = server.Refuse(ctx, st.stdin, st.stdout, msg, server.RefuseOptions{Data: raw, Wait: st.wait, Linger: st.linger})
+}
+
+// isTerminal reports whether r is a character device (a terminal, or
+// /dev/null, which has nothing to answer either).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// hostedArgs reports whether the command line asks for hosted mode, for
+// flag errors, which come before the flags are known: a hosted server's
+// stdin is not an MCP client.
+func (st *startup) hostedArgs(c *cli.Context) bool {
+	for _, a := range st.args[min(1, len(st.args)):] {
+		if a == "--http" || a == "-http" || strings.HasPrefix(a, "--http=") || strings.HasPrefix(a, "-http=") {
+			return true
+		}
+	}
+	return c != nil && c.IsSet("http")
 }
 
 // config is what the flags resolved to.
@@ -114,9 +206,11 @@ type config struct {
 	// hold, when set, runs before each data-bearing call (see
 	// server.StdioOptions.Hold).
 	hold func(context.Context) error
+	// startup learns when stdin is handed to the MCP session.
+	startup *startup
 }
 
-func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+func action(c *cli.Context, st *startup, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	if c.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: %s takes flags only", c.Args().First(), cmdName)
 	}
@@ -148,6 +242,7 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (err erro
 		stdin:    stdin,
 		stdout:   stdout,
 		stderr:   stderr,
+		startup:  st,
 	}
 	if cfg.name == "" { // an empty PDPP_MCP_SERVER_NAME counts as unset
 		cfg.name = cmdName
@@ -309,6 +404,9 @@ func serve(ctx context.Context, cfg config, client tools.RS, providerURL string)
 		Version:     server.Version(),
 		Logger:      cfg.log,
 	})
+	if cfg.startup != nil {
+		cfg.startup.serving = true
+	}
 	return server.RunStdio(ctx, srv, cfg.stdin, cfg.stdout, server.StdioOptions{
 		DrainTimeout: cfg.timeout,
 		Hold:         cfg.hold,

@@ -115,7 +115,7 @@ func TestRunExitCodes(t *testing.T) {
 			setup: func(t *testing.T) {
 				writeCache(t, root, deadURL, tokenMember("abc")+`,"expires_at":"2020-01-01T00:00:00.000Z"`)
 			},
-			stderr: "pdpp-mcp: Cached PDPP credential for http://127.0.0.1:9 is expired (expires_at 2020-01-01T00:00:00.000Z). Run `pdpp connect http://127.0.0.1:9` again.\n"},
+			stderr: "pdpp-mcp: Cached PDPP credential for http://127.0.0.1:9 in ROOT/clients/127.0.0.1_9.json is expired (expires_at 2020-01-01T00:00:00.000Z). Run `pdpp connect http://127.0.0.1:9` again.\n"},
 		{name: "unparseable expiry", args: []string{"--provider-url", deadURL, "--cache-root", root}, code: 78,
 			setup: func(t *testing.T) {
 				writeCache(t, root, deadURL, tokenMember("abc")+`,"expires_at":"soon"`)

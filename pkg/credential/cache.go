@@ -8,7 +8,8 @@
 // the provider URL's host and port with characters outside [A-Za-z0-9.-]
 // replaced by '_' (see HostKey). The root is the first of:
 //
-//  1. --cache-root or PDPP_CACHE_ROOT, when set;
+//  1. --cache-root or PDPP_CACHE_ROOT, when set (a leading "~/" is the
+//     home directory: hosts pass arguments without a shell to expand it);
 //  2. ./.pdpp, when that directory exists in the working directory (where
 //     `pdpp connect` writes by default);
 //  3. $HOME/.pdpp.
@@ -70,7 +71,7 @@ func findRoot(explicit, wd, home string) Root {
 		return filepath.Join(wd, p)
 	}
 	if explicit != "" {
-		return Root{Dir: abs(explicit), From: RootExplicit}
+		return Root{Dir: abs(expandHome(explicit, home)), From: RootExplicit}
 	}
 	local := abs(".pdpp")
 	if fi, err := os.Stat(local); err == nil && fi.IsDir() {
@@ -82,6 +83,25 @@ func findRoot(explicit, wd, home string) Root {
 		return Root{Dir: local, From: RootWorkDir}
 	}
 	return Root{Dir: filepath.Join(home, ".pdpp"), From: RootHome}
+}
+
+// expandHome replaces a leading "~" or "~/" with home. Hosts' JSON and TOML
+// configurations pass arguments and environment values without a shell,
+// so a "~/.pdpp" written there arrives literally. "~user" forms are left
+// alone (they name another account), and so is everything when home is
+// unknown.
+func expandHome(p, home string) string {
+	if home == "" || !strings.HasPrefix(p, "~") {
+		return p
+	}
+	rest := p[1:]
+	if rest == "" {
+		return home
+	}
+	if rest[0] == '/' || rest[0] == filepath.Separator {
+		return filepath.Join(home, rest[1:])
+	}
+	return p
 }
 
 // Cache is the credential cache entry of one provider.

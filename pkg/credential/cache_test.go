@@ -35,6 +35,12 @@ func TestFindRoot(t *testing.T) {
 		{"./.pdpp that is a file is skipped", "", fileLocal, home, Root{filepath.Join(home, ".pdpp"), RootHome}},
 		{"home otherwise", "", wd, home, Root{filepath.Join(home, ".pdpp"), RootHome}},
 		{"no home falls back to ./.pdpp", "", wd, "", Root{filepath.Join(wd, ".pdpp"), RootWorkDir}},
+		{"explicit ~/ is the home directory", "~/.pdpp", wd, home, Root{filepath.Join(home, ".pdpp"), RootExplicit}},
+		{"explicit ~ alone is the home directory", "~", wd, home, Root{home, RootExplicit}},
+		{"explicit ~/ deeper", "~/a/b/", wd, home, Root{filepath.Join(home, "a", "b"), RootExplicit}},
+		{"~user is not expanded", "~other/.pdpp", wd, home, Root{filepath.Join(wd, "~other", ".pdpp"), RootExplicit}},
+		{"~ inside a path is not expanded", "a/~/b", wd, home, Root{filepath.Join(wd, "a", "~", "b"), RootExplicit}},
+		{"~ without a home stays", "~/.pdpp", wd, "", Root{filepath.Join(wd, "~", ".pdpp"), RootExplicit}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := findRoot(tt.explicit, tt.wd, tt.home); got != tt.want {
@@ -115,7 +121,7 @@ func TestLoad(t *testing.T) {
 		{name: "missing file", code: CodeNotConnected, exit: 78,
 			msg: "No scoped PDPP credential cached for http://localhost:7662 (looked for FILE). Run `pdpp connect http://localhost:7662` and try again."},
 		{name: "expired", body: cacheJSON(tok + `,"expires_at":"2026-06-01T12:00:00Z"`), code: CodeExpired, exit: 78,
-			msg: "Cached PDPP credential for http://localhost:7662 is expired (expires_at 2026-06-01T12:00:00Z). Run `pdpp connect http://localhost:7662` again."},
+			msg: "Cached PDPP credential for http://localhost:7662 in FILE is expired (expires_at 2026-06-01T12:00:00Z). Run `pdpp connect http://localhost:7662` again."},
 		{name: "unparseable expiry", body: cacheJSON(tok + `,"expires_at":"next tuesday"`), code: CodeInvalid, exit: 78,
 			msg: "Cached PDPP credential for http://localhost:7662 is malformed (credential.expires_at \"next tuesday\" is not an RFC 3339 time in FILE); re-run `pdpp connect http://localhost:7662`."},
 		{name: "numeric expiry", body: cacheJSON(tok + `,"expires_at":1780000000`), code: CodeInvalid, exit: 78, msg: "credential.expires_at is not a string"},

@@ -97,8 +97,8 @@ func errNotConnected(url, file string) *Error {
 func errExpired(url, file, expiresAt string) *Error {
 	return &Error{
 		Code: CodeExpired, ProviderURL: url, File: file,
-		Message: fmt.Sprintf("Cached PDPP credential for %s is expired (expires_at %s). Run %s again.",
-			url, expiresAt, connectHint(url)),
+		Message: fmt.Sprintf("Cached PDPP credential for %s in %s is expired (expires_at %s). Run %s again.",
+			url, file, expiresAt, connectHint(url)),
 	}
 }
 
