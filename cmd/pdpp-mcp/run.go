@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/version"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
@@ -163,7 +163,7 @@ func (st *startup) refuse(ctx context.Context, err error) {
 			data["provider_url"] = cerr.ProviderURL
 		}
 	}
-	raw, _ := json.Marshal(data)
+	raw := []byte(jsonw.Compact(data))
 	msg := cmdName + " cannot start: " + cmdexit.OneLine(err.Error())
 	// A write error is not reported: the exit status and stderr still
 	// say why the command stopped.

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
@@ -167,5 +169,72 @@ func TestStartupOwnerVerdictExits77(t *testing.T) {
 		if p != "/v1/schema" {
 			t.Errorf("data request %s with an owner token", p)
 		}
+	}
+}
+
+// TestStartupRefusalReachesTheClient: a start-up failure is the answer to
+// initialize (and to any later request) while the client keeps stdin open;
+// the process then exits with the failure's status, after the linger bound
+// when the client does not close stdin, at once when it does.
+func TestStartupRefusalReachesTheClient(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		args      []string
+		code      int
+		closeIn   bool
+		inMessage string
+	}{
+		{"not connected, stdin closed", []string{"--provider-url", "http://127.0.0.1:9"}, 78, true, "No scoped PDPP credential cached for http://127.0.0.1:9 (looked for "},
+		{"not connected, stdin open", []string{"--provider-url", "http://127.0.0.1:9"}, 78, false, "Run `pdpp connect http://127.0.0.1:9`"},
+		{"no provider URL", nil, 64, true, "Pass --provider-url <url> or set PDPP_PROVIDER_URL"},
+		{"bad flag", []string{"--timeout", "-1s", "--demo"}, 64, true, "--timeout must be positive"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			isolate(t, nil)
+			inR, in := io.Pipe()
+			outR, outW := io.Pipe()
+			stderr := &testlog.Buffer{}
+			done := make(chan int, 1)
+			// Closing stdin is what ends a refusal here, except where the
+			// test is that the linger bound ends it.
+			linger := time.Hour
+			if !tt.closeIn {
+				linger = time.Millisecond
+			}
+			st := &startup{stdin: inR, stdout: outW, args: append([]string{cmdName}, tt.args...), linger: linger}
+			go func() {
+				done <- runWith(context.Background(), st, st.args, inR, outW, stderr)
+				outW.Close()
+			}()
+			defer in.Close()
+			out := bufio.NewReader(outR)
+			send, ids := initLine+`{"jsonrpc":"2.0","id":"x","method":"tools/list"}`+"\n", []string{`1`, `"x"`}
+			if !tt.closeIn {
+				send, ids = initLine, ids[:1]
+			}
+			go io.WriteString(in, send)
+			for _, id := range ids {
+				line, err := out.ReadString('\n')
+				if err != nil || !strings.HasPrefix(line, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32050,"message":"pdpp-mcp cannot start: `) ||
+					!strings.Contains(line, tt.inMessage) || !strings.Contains(line, `"exit_code":`+strconv.Itoa(tt.code)) {
+					t.Fatalf("answer to id %s = %q, %v", id, line, err)
+				}
+			}
+			if tt.closeIn {
+				in.Close()
+			}
+			go io.Copy(io.Discard, out)
+			select {
+			case code := <-done:
+				if code != tt.code {
+					t.Errorf("exit %d, want %d (stderr: %s)", code, tt.code, stderr)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the command did not exit")
+			}
+			if !strings.Contains(stderr.String(), tt.inMessage) {
+				t.Errorf("stderr %q lacks %q", stderr, tt.inMessage)
+			}
+		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // CodeRefused is the JSON-RPC error code of Refuse's answers: a server
@@ -145,8 +147,8 @@ type refuser struct {
 
 // refusalBody is the JSON-RPC error object every refusal carries.
 func refusalBody(message string, data json.RawMessage) string {
-	msg, _ := json.Marshal(message) // invalid UTF-8 becomes U+FFFD
-	body := `{"code":` + strconv.Itoa(CodeRefused) + `,"message":` + string(msg)
+	// Hosts show the message as it comes: < and > stay readable.
+	body := `{"code":` + strconv.Itoa(CodeRefused) + `,"message":` + jsonw.String(message)
 	if len(data) > 0 && json.Valid(data) {
 		body += `,"data":` + string(data)
 	}
