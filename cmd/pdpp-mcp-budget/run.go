@@ -69,8 +69,8 @@ does, through the MCP Go SDK over an in-memory session:
 
 Checks: exact tool membership, byte budgets (tools array, each tool, each
 description, instructions), a self-contained instructions head, no owner or
-control-plane token guidance, no cross-tool prose repeated across tools, schema
-portability for strict clients, and result sizes per tool. Tokens are counted
+control-plane token guidance, no cross-tool prose repeated across tools,
+schema portability for strict clients, and result sizes per tool. Tokens are counted
 with the o200k_base encoding; bytes are what is budgeted.
 
 Exit codes: 0 within budget, 1 any other error, 3 over budget or a failed
@@ -79,9 +79,10 @@ file, scenario file or cached credential.`
 
 func newApp(stdout, stderr io.Writer, build newServer) *cli.App {
 	app := &cli.App{
-		Name:        cmdName,
-		Usage:       "check the pdpp-mcp tools/list footprint and result sizes against a budget",
-		UsageText:   cmdName + " [--budget FILE] [--limit KEY=N]... [--scenario FILE | --no-results] [--format table|json|github|markdown] [--width COLUMNS]",
+		Name:  cmdName,
+		Usage: "check pdpp-mcp's tools/list and result sizes against a budget",
+		UsageText: cmdName + " [--budget FILE] [--limit KEY=N]... [--scenario FILE | --no-results]\n" +
+			"      [--format table|json|github|markdown] [--width COLUMNS]",
 		Description: description,
 		Version:     server.Version(),
 		Flags: []cli.Flag{

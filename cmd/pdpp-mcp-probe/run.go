@@ -65,15 +65,16 @@ runs a tour of the six tools over the demo dataset, ending with a journey
 that continues only from what each result's text said.
 
 Targets (exactly one):
-  --demo                      in-process pdpp-mcp over the demo dataset
-  --provider-url URL          in-process pdpp-mcp over a resource server, with the
-                              credential ` + "`pdpp connect URL`" + ` cached (pdpp-mcp's rules)
-  --server 'CMD ARGS…'        any stdio MCP server, spawned
-  --url URL                   a Streamable HTTP endpoint; --bearer-env NAME sends
-                              the token held in environment variable NAME
+  --demo                in-process pdpp-mcp over the demo dataset
+  --provider-url URL    in-process pdpp-mcp over a resource server, with the
+                        credential ` + "`pdpp connect URL`" + ` cached
+                        (pdpp-mcp's rules)
+  --server 'CMD ARGS…'  any stdio MCP server, spawned
+  --url URL             a Streamable HTTP endpoint; --bearer-env NAME
+                        sends the token held in environment variable NAME
 
 Calls: --script FILE (- for stdin) and --call, in that order. A line is
-  TOOL {json arguments}     a tools/call; prefix ! when it must return isError
+  TOOL {json arguments}  a tools/call; prefix ! when it must return isError
   tools/list
   resources/read URI
 # comments and blank lines are skipped. The string arguments
@@ -90,9 +91,10 @@ Details and a sample of the output: docs/probe.md.`
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, secrets *[]string) *cli.App {
 	app := &cli.App{
-		Name:                      cmdName,
-		Usage:                     "replay MCP tool calls and show exactly what the model sees",
-		UsageText:                 cmdName + " --demo [flags]\n" + cmdName + " (--provider-url URL | --server 'CMD ARGS…' | --url URL) (--script FILE | --call 'TOOL {json}'…) [flags]",
+		Name:  cmdName,
+		Usage: "replay MCP tool calls and show exactly what the model sees",
+		UsageText: cmdName + " --demo [flags]\n" + cmdName + " (--provider-url URL | --server 'CMD ARGS…' | --url URL)\n" +
+			"      (--script FILE | --call 'TOOL {json}'…) [flags]",
 		Description:               description,
 		Version:                   server.Version(),
 		DisableSliceFlagSeparator: true, // --call values hold commas

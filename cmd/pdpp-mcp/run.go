@@ -52,15 +52,17 @@ func runWith(ctx context.Context, st *startup, args []string, stdin io.Reader, s
 
 const description = `pdpp-mcp serves one PDPP grant to an MCP client over stdio: read-only tools
 that map to GET requests on the resource server, made with the grant-scoped
-client token that ` + "`pdpp connect <provider-url>`" + ` cached. Run that first; without a
-usable cached credential pdpp-mcp exits 78 and says what to do.
+client token that ` + "`pdpp connect <provider-url>`" + ` cached. Run that first;
+without a usable cached credential pdpp-mcp exits 78 and says what to do
+(to a host, as the answer to its initialize request).
 
 Owner credentials are refused (exit 77): when PDPP_OWNER_TOKEN or
 PDPP_OWNER_SESSION_COOKIE is set, when the cache marks the credential as an
 owner one, or when the resource server reports an owner token.
 
-The credential cache file is <root>/clients/<host>.json; <root> is the first of
-  1. --cache-root or PDPP_CACHE_ROOT, when set
+The credential cache file is <root>/clients/<host>.json; <root> is the first
+of
+  1. --cache-root or PDPP_CACHE_ROOT, when set (a leading ~/ is $HOME)
   2. ./.pdpp, when it exists in the working directory
   3. $HOME/.pdpp
 Desktop hosts start servers in arbitrary directories: pass --cache-root when
@@ -79,7 +81,7 @@ func newApp(st *startup, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Name:  cmdName,
 		Usage: "serve a PDPP grant to MCP clients over stdio",
 		UsageText: cmdName + " --provider-url <url> [--cache-root <dir>] [flags]\n" + cmdName + " --demo [flags]\n" +
-			cmdName + " --http <addr> --provider-url <url> [--public-url <url>] [flags]   (hosted MCP over HTTP)",
+			cmdName + " --http <addr> --provider-url <url> [--public-url <url>] [flags]",
 		Description: description,
 		// The whole line, so a development build says it is one.
 		Version: version.String(),

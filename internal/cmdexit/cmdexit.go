@@ -93,6 +93,7 @@ func Code(err error) int {
 func Configure(app *cli.App, stdout, stderr io.Writer) {
 	app.Writer, app.ErrWriter = stdout, stderr
 	app.HideHelpCommand = true
+	fitHelp(app)
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	name := app.Name
 	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
