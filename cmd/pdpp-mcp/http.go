@@ -357,16 +357,22 @@ func startDemoDouble(cfg config) (*pdpptest.Server, error) {
 }
 
 func printDemoTokens(cfg config, base string, toks map[pdpptest.TokenKind]string) {
-	fmt.Fprintf(cfg.stderr, `%s: demo: the %q sample dataset, served by an in-process resource server. Tokens to try:
-  client (served):            %s
-  owner (403):                %s
-  mcp_package (fan-out):      %s
-  revoked grant (403):        %s
+	// Every line fits 80 columns with a loopback base URL: the token goes
+	// into a shell variable once, so the commands that use it stay short.
+	fmt.Fprintf(cfg.stderr, `%s: demo: the %q sample dataset, served by an in-process
+resource server. Tokens to try:
+  client (served):       %s
+  owner (403):           %s
+  mcp_package (fan-out): %s
+  revoked grant (403):   %s
 Try:
-  curl -s %s/mcp -H 'Authorization: Bearer %s' \
-    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+  TOKEN=%s
+  curl -s %s/mcp -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
-  claude mcp add --transport http pdpp-demo %s/mcp --header 'Authorization: Bearer %s'
+  claude mcp add --transport http pdpp-demo %s/mcp \
+    --header "Authorization: Bearer $TOKEN"
 `, cmdName, demoName, toks[pdpptest.TokenClient], toks[pdpptest.TokenOwner], toks[pdpptest.TokenPackage], toks[pdpptest.TokenRevoked],
-		base, toks[pdpptest.TokenClient], base, toks[pdpptest.TokenClient])
+		toks[pdpptest.TokenClient], base, base)
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // watchWriter collects stderr and tells, once, when a pattern appears.
@@ -64,6 +65,18 @@ func TestHTTPDemo(t *testing.T) {
 		t.Fatalf("not serving after 30s:\n%s", stderr)
 	}
 	url, client, owner, pkg := m[1], m[2], m[3], m[4]
+	// The banner, from its first line to the last command it prints, fits
+	// 80 columns, and so does the command with the token in it.
+	out := stderr.String()
+	start, end := strings.Index(out, cmdName+": demo: the"), strings.Index(out, `--header "Authorization: Bearer $TOKEN"`)
+	if start < 0 || end < start {
+		t.Fatalf("no banner in:\n%s", out)
+	}
+	for _, line := range strings.Split(out[start:end], "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("banner line %d wide: %q", n, line)
+		}
+	}
 	post := func(tok, body string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok)
