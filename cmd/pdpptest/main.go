@@ -1,7 +1,7 @@
 // Command pdpptest runs the in-process PDPP resource server double on its own,
 // for exploring it by hand:
 //
-//	go run ./cmd/pdpptest [--dataset gmail|demo] [--addr 127.0.0.1:7663]
+//	go run ./cmd/pdpptest [--dataset gmail|demo] [--addr 127.0.0.1:7662]
 //
 // It prints the base URL and a bearer token of every kind on stdout, then serves
 // until interrupted; --help and --version print on stdout too. The tokens are test-double tokens for a synthetic dataset.
@@ -43,14 +43,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := &cli.App{
 		Name:      "pdpptest",
 		Usage:     "run the in-process PDPP resource server double on its own",
-		UsageText: "pdpptest [--dataset gmail|demo] [--addr 127.0.0.1:7663]",
+		UsageText: "pdpptest [--dataset gmail|demo] [--addr 127.0.0.1:7662]",
 		Description: "Prints the base URL and a bearer token of every kind on stdout, then serves\n" +
 			"until interrupted. Exit codes: 0 after a clean stop, 1 the server cannot\n" +
 			"start, 64 usage.",
 		Version: server.Version(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dataset", Value: "gmail", Usage: "dataset to serve: gmail or demo"},
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7663", Usage: "listen address (loopback)"},
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7662", Usage: "listen address (loopback); the default is the reference resource server's port, clear of the 7663 the hosted demo examples use"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
