@@ -16,9 +16,9 @@ var gmailFS embed.FS
 // bytes were not captured. Its sha256 in the records therefore does not match.
 const gmailWorkBlob = "ITINERARY COPY\n\nBooking LX-4821 for Sam Rivera\nTP1347 BOS->LIS 2026-03-14 09:20\n"
 
-// Gmail returns the two-connection Gmail corpus the reference captures were taken
-// from: five
-// streams, 62 records, two blobs and the client grant used in the captures.
+// Gmail returns the two-connection Gmail corpus the reference captures were
+// taken from: five streams, 62 records, two blobs and the client grant used
+// in the captures.
 func Gmail() (*Dataset, error) {
 	read := func(name string) []byte {
 		b, err := gmailFS.ReadFile("gmail/" + name)
