@@ -208,8 +208,20 @@ type config struct {
 	// hold, when set, runs before each data-bearing call (see
 	// server.StdioOptions.Hold).
 	hold func(context.Context) error
+	// refused, when set, says why every request must be refused (see
+	// server.StdioOptions.Refused).
+	refused func() error
 	// startup learns when stdin is handed to the MCP session.
 	startup *startup
+}
+
+// refusalLinger is how long a refusal found while serving keeps answering
+// before serving stops.
+func (cfg config) refusalLinger() time.Duration {
+	if cfg.startup != nil && cfg.startup.linger > 0 {
+		return cfg.startup.linger
+	}
+	return server.DefaultRefuseLinger
 }
 
 func action(c *cli.Context, st *startup, stdin io.Reader, stdout, stderr io.Writer) (err error) {
@@ -340,7 +352,10 @@ func serveProviders(ctx context.Context, cfg config, urls []string, cacheRoot st
 // owner environment (77), cached credential (78, or 77 for owner metadata).
 // The resource server's own word on the token kind (77 for an owner token,
 // 78 for a refused one) is asked while serving starts, so initialize and
-// tools/list do not wait a round trip for it; data-bearing calls do.
+// tools/list do not wait a round trip for it; data-bearing calls do. When
+// it refuses, every request from then on is answered with the reason, and
+// serving stops once the client closes stdin or the refusal's linger bound
+// has passed.
 func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot string) error {
 	conn, err := credential.Connect(ctx, credential.ConnectOptions{
 		ProviderURL:  providerURL,
@@ -368,7 +383,9 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 		defer close(checked)
 		if err := conn.CheckKind(serveCtx); errors.As(err, new(*credential.Error)) {
 			refused = err
-			stop(err) // stop serving at once: the exit status says why
+			// The client hears why before the process exits; the exit
+			// status says it too.
+			time.AfterFunc(cfg.refusalLinger(), func() { stop(err) })
 			return
 		}
 		if serveCtx.Err() == nil {
@@ -382,6 +399,16 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 			return context.Cause(ctx)
 		}
 		return refused
+	}
+	cfg.refused = func() error {
+		select {
+		case <-checked:
+			if refused != nil {
+				return fmt.Errorf("%s cannot serve: %w", cmdName, refused)
+			}
+		default:
+		}
+		return nil
 	}
 	err = serve(serveCtx, cfg, conn.RS, conn.ProviderURL)
 	// stdin may close before the check ends: its verdict still decides the
@@ -412,6 +439,7 @@ func serve(ctx context.Context, cfg config, client tools.RS, providerURL string)
 	return server.RunStdio(ctx, srv, cfg.stdin, cfg.stdout, server.StdioOptions{
 		DrainTimeout: cfg.timeout,
 		Hold:         cfg.hold,
+		Refused:      cfg.refused,
 		Logger:       cfg.log,
 	})
 }

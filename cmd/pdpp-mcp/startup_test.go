@@ -141,8 +141,9 @@ func TestStartupDoesNotWaitForTheProbe(t *testing.T) {
 }
 
 // TestStartupOwnerVerdictExits77: the session is already serving when the
-// probe says owner; the process exits 77 at once (stdin still open) and no
-// data request reaches the resource server.
+// probe says owner; the call waiting for the verdict and every later request
+// are answered with the reason, the process exits 77 with stdin still open,
+// and no data request reaches the resource server.
 func TestStartupOwnerVerdictExits77(t *testing.T) {
 	isolate(t, nil)
 	h := &slowProbeRS{kind: "owner", probing: make(chan struct{}), release: make(chan struct{})}
@@ -158,6 +159,14 @@ func TestStartupOwnerVerdictExits77(t *testing.T) {
 	}
 	go io.WriteString(in, callLine)
 	close(h.release)
+	refusal := `"error":{"code":-32050,"message":"pdpp-mcp cannot serve: Refusing the cached PDPP credential for ` + srv.URL + `: the resource server reports it is an owner token`
+	if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":2,`+refusal) || !strings.Contains(line, "pdpp connect") {
+		t.Fatalf("held tool call: %q %v", line, err)
+	}
+	go io.WriteString(in, `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`+"\n")
+	if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":8,`+refusal) {
+		t.Fatalf("tools/list after the verdict: %q %v", line, err)
+	}
 	go io.Copy(io.Discard, out)
 	if code := <-done; code != 77 {
 		t.Errorf("exit %d, want 77 (stderr: %s)", code, stderr)
