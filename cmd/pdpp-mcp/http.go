@@ -371,7 +371,7 @@ Try:
     -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
-  claude mcp add --transport http pdpp-demo %s/mcp \
+  claude mcp add --transport http pdpp-demo-http %s/mcp \
     --header "Authorization: Bearer $TOKEN"
 `, cmdName, demoName, toks[pdpptest.TokenClient], toks[pdpptest.TokenOwner], toks[pdpptest.TokenPackage], toks[pdpptest.TokenRevoked],
 		toks[pdpptest.TokenClient], base, base)
