@@ -379,13 +379,14 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 	defer stop(nil)
 	checked := make(chan struct{})
 	var refused error // an *credential.Error, set before checked closes
+	linger := cfg.refusalLinger()
 	go func() {
 		defer close(checked)
 		if err := conn.CheckKind(serveCtx); errors.As(err, new(*credential.Error)) {
 			refused = err
 			// The client hears why before the process exits; the exit
 			// status says it too.
-			time.AfterFunc(cfg.refusalLinger(), func() { stop(err) })
+			time.AfterFunc(linger, func() { stop(err) })
 			return
 		}
 		if serveCtx.Err() == nil {
