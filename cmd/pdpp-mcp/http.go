@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout/fanouttest"
@@ -206,15 +207,7 @@ func serveHTTP(c *cli.Context, cfg config) error {
 		debug.SetMemoryLimit(hostedMemoryLimit)
 	}
 	// One client for every RS call of the process.
-	rsHTTP := &http.Client{Transport: &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 128,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   true,
-		TLSHandshakeTimeout: 10 * time.Second,
-	}}
+	rsHTTP := outbound.New(outbound.NewTransport(256, 128))
 	var demoTokens map[pdpptest.TokenKind]string
 	var packages hosted.PackageResolver
 	if hc.demo {

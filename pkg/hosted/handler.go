@@ -36,6 +36,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
@@ -88,8 +89,15 @@ type Options struct {
 	// AuthorizationServers is advertised in the metadata; empty means the
 	// ones the resource server's own metadata names (fetched and cached).
 	AuthorizationServers []string
-	// HTTPClient is shared by every RS client of the handler; nil gives
-	// the handler one of its own.
+	// CoreQueryBase is the public URL of the resource server's /v1 API
+	// (https://pdpp.example.com/v1), advertised as pdpp_core_query_base.
+	// Empty: the one the RS's own metadata names, or ProviderURL+"/v1",
+	// whichever is not a private address (see Handler.coreQueryBase);
+	// with neither the field is left out.
+	CoreQueryBase string
+	// HTTPClient is shared by every RS client of the handler (and its
+	// metadata fetch), with redirects turned off whatever its own policy;
+	// nil gives the handler one of its own.
 	HTTPClient *http.Client
 	// RSTimeout and RSMaxBodyBytes bound each RS call; 0 means the rs
 	// package defaults.
@@ -140,7 +148,12 @@ func New(o Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hosted: provider URL: %w", err)
 	}
-	h := &Handler{o: o, provider: provider, hc: o.HTTPClient, log: o.Logger}
+	h := &Handler{o: o, provider: provider, log: o.Logger}
+	if o.CoreQueryBase != "" {
+		if h.o.CoreQueryBase, err = normaliseOrigin(o.CoreQueryBase, true); err != nil {
+			return nil, fmt.Errorf("hosted: core query base: %w", err)
+		}
+	}
 	if o.PublicURL != "" {
 		pub, err := normaliseOrigin(o.PublicURL, false)
 		if err != nil {
@@ -148,11 +161,11 @@ func New(o Options) (*Handler, error) {
 		}
 		h.public, _ = url.Parse(pub)
 	}
-	if h.hc == nil {
-		h.hc = &http.Client{Transport: &http.Transport{
-			Proxy: http.ProxyFromEnvironment, MaxIdleConns: 128, MaxIdleConnsPerHost: 64,
-			IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second,
-		}}
+	if o.HTTPClient != nil {
+		// A caller's client may follow redirects; ours never does.
+		h.hc = outbound.Wrap(o.HTTPClient)
+	} else {
+		h.hc = outbound.New(outbound.NewTransport(128, 64))
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -180,7 +193,7 @@ func New(o Options) (*Handler, error) {
 	// token hash, so no answer read with one token serves another.
 	h.caps = tools.NewCapabilityCache()
 	h.servers = newServerCache(DefaultServerCacheEntries)
-	h.meta = &metadataCache{h: h, ttl: 5 * time.Minute}
+	h.meta = &metadataCache{h: h, ttl: metadataTTL, now: time.Now}
 	return h, nil
 }
 
@@ -339,9 +352,13 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 		}
 		st.reason = "verifier_unavailable"
 		h.log.Warn("could not verify a bearer", "token", st.hash[:12], "error", err, "request_id", st.id)
+		msg := "The resource server could not confirm this token right now; retry shortly"
+		if loc, ok := redirectedTo(err); ok {
+			msg = "The token verifier answered with a redirect to " + loc +
+				", which is not followed: a bearer is only ever sent to the configured address. The operator must configure the verifier's final URL"
+		}
 		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "verifier_unavailable",
-			Message: "The resource server could not confirm this token right now; retry shortly"})
+		writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "verifier_unavailable", Message: msg})
 		return
 	}
 	switch p.Kind {
@@ -583,4 +600,19 @@ func (r *recorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// redirectedTo returns where a redirect that was not followed pointed
+// (quoted, without its query), when err is one: from the introspection
+// client or metadata fetch, or from an RS read.
+func redirectedTo(err error) (string, bool) {
+	var re *outbound.RedirectError
+	if errors.As(err, &re) {
+		return re.Location, true
+	}
+	var te *rs.TransportError
+	if errors.As(err, &te) && te.Code == rs.CodeRedirect {
+		return te.Location, true
+	}
+	return "", false
 }
