@@ -70,7 +70,7 @@ func TestIntrospectionRedirectIsNotFollowed(t *testing.T) {
 				g := newGateway(t, gatewayOptions{double: d, mutate: func(o *Options) { o.Verifier = in }})
 				x := g.do(t, req{token: d.Token(pdpptest.TokenClient), body: initBody})
 				if x.status != http.StatusServiceUnavailable {
-					t.Fatalf("status %d, want 503\n%s", x.status, x.body)
+					t.Fatalf("status %d, want 503\n%.300s", x.status, x.body)
 				}
 				msg := fmt.Sprint(jsonField(t, x.body, "error", "message"))
 				if jsonField(t, x.body, "error", "code") != "verifier_unavailable" ||
@@ -122,7 +122,7 @@ func TestMetadataRedirectIsNotFollowed(t *testing.T) {
 // remembered, so a hung RS costs one fetch however many clients ask.
 func TestMetadataFetchIsShared(t *testing.T) {
 	d := pdpptest.New(t, pdpptest.Options{})
-	var fetches atomic.Int32
+	var fetches, ended atomic.Int32
 	arrived := make(chan struct{}, 16)
 	release := make(chan struct{})
 	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -136,6 +136,7 @@ func TestMetadataFetchIsShared(t *testing.T) {
 		case <-release:
 		case <-r.Context().Done():
 		}
+		ended.Add(1)
 		http.Error(w, "down", http.StatusBadGateway)
 	}))
 	t.Cleanup(provider.Close)
@@ -168,11 +169,19 @@ func TestMetadataFetchIsShared(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		rec := httptest.NewRecorder()
-		g.h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, PathMetadata, nil))
+		r := httptest.NewRequestWithContext(ctx, http.MethodGet, PathMetadata, nil)
+		r.Host = strings.TrimPrefix(g.url, "http://")
+		g.h.ServeHTTP(rec, r)
 		done <- rec.Code
 	}()
 	select {
-	case <-done:
+	case code := <-done:
+		if code != http.StatusServiceUnavailable {
+			t.Errorf("cancelled request: status %d, want 503", code)
+		}
+		if ended.Load() != 0 {
+			t.Error("a cancelled request returned only once the hanging fetch had ended: the cache holds its lock across the fetch")
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a cancelled request waited for another request's metadata fetch: the cache holds its lock across the fetch")
 	}
