@@ -361,6 +361,13 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 		writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "verifier_unavailable", Message: msg})
 		return
 	}
+	if !h.audienceOK(p, st.base) {
+		st.reason = "audience"
+		h.refuse(w, st, &AuthError{Status: http.StatusUnauthorized, Code: "invalid_token",
+			Message: "This token was issued for another resource: its audience names neither " + st.base + PathMCP +
+				" nor the resource server behind it. Obtain a token for " + st.base + PathMCP + "."})
+		return
+	}
 	switch p.Kind {
 	case KindClient:
 	case KindPackage:
@@ -615,4 +622,23 @@ func redirectedTo(err error) (string, bool) {
 		return te.Location, true
 	}
 	return "", false
+}
+
+// audienceOK reports whether p may be served at the public origin base: a
+// verifier that names no audience leaves the check to the resource server
+// (which sees the same bearer on every read); one that names any must name
+// this server's /mcp resource or the provider, itself or its own /mcp
+// (RFC 8707), compared without a trailing slash.
+func (h *Handler) audienceOK(p *Principal, base string) bool {
+	if p.Audience == nil {
+		return true
+	}
+	for _, a := range p.Audience {
+		switch strings.TrimRight(a, "/") {
+		case "":
+		case base + PathMCP, h.provider, h.provider + PathMCP:
+			return true
+		}
+	}
+	return false
 }

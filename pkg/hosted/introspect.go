@@ -96,6 +96,23 @@ func (in *Introspector) principal(body []byte) (*Principal, error) {
 		ClientID:  r.Get("client_id").Str,
 		SubjectID: r.Get("subject_id").Str,
 	}
+	for _, field := range []string{"aud", "resource"} {
+		// RFC 7662 allows a string or an array of strings.
+		v := r.Get(field)
+		switch {
+		case !v.Exists() || v.Type == gjson.Null:
+			continue
+		case v.IsArray():
+			for _, a := range v.Array() {
+				p.Audience = append(p.Audience, audienceEntry(a))
+			}
+		default:
+			p.Audience = append(p.Audience, audienceEntry(v))
+		}
+		if p.Audience == nil {
+			p.Audience = []string{} // present but empty: names nothing
+		}
+	}
 	if exp := r.Get("exp"); exp.Type == gjson.Number {
 		p.Expires = time.Unix(exp.Int(), 0)
 		now := time.Now
@@ -111,4 +128,13 @@ func (in *Introspector) principal(body []byte) (*Principal, error) {
 		return nil, &AuthError{Status: http.StatusUnauthorized, Code: "context.kind_mismatch", Message: "Token introspection failed closed"}
 	}
 	return p, nil
+}
+
+// audienceEntry is one aud or resource value; anything but a string is
+// kept as "", which matches no resource.
+func audienceEntry(v gjson.Result) string {
+	if v.Type != gjson.String {
+		return ""
+	}
+	return v.Str
 }
