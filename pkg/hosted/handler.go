@@ -105,8 +105,10 @@ type Options struct {
 	RSMaxBodyBytes int64
 	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxInFlightPerToken bounds concurrent /mcp requests per bearer;
-	// excess gets 429. 0 means DefaultMaxInFlightPerToken.
+	// MaxInFlightPerToken bounds concurrent /mcp requests per bearer
+	// (excess gets 429) and, separately, the RS reads they make at once
+	// (excess waits), so a batch of calls in one request is bounded too.
+	// 0 means DefaultMaxInFlightPerToken.
 	MaxInFlightPerToken int
 	// Name and Version are serverInfo's; empty means the server defaults.
 	Name, Version string
@@ -503,6 +505,7 @@ func (h *Handler) newServer(st *reqState) *built {
 			reader = h.o.Metrics.wrapRS(c)
 		}
 	}
+	reader = boundedRS{next: reader, l: h.limiter, key: st.hash}
 	srv, direct := server.NewWithDirect(server.Options{
 		RS:            reader,
 		ProviderURL:   h.provider,
