@@ -28,7 +28,6 @@ func TestBatchIsBoundedPerToken(t *testing.T) {
 	full := make(chan struct{}, 1)
 	release := make(chan struct{})
 	var closeOnce, releaseOnce sync.Once
-	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	rsProxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		inflight++
@@ -60,6 +59,9 @@ func TestBatchIsBoundedPerToken(t *testing.T) {
 		o.ProviderURL = rsProxy.URL
 		o.MaxInFlightPerToken = limit
 	}})
+	// Registered last, so it runs first: the servers' Close waits for the
+	// reads this releases.
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	g.h.limiter.waiting = func() {
 		select {
 		case waiting <- struct{}{}:
