@@ -422,7 +422,16 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 			writeError(w, http.StatusBadRequest, st.id, apiError{Code: "invalid_request", Message: "Request body could not be read"})
 			return
 		}
-		st.rpc, st.tool = rpcNames(body)
+		var dup string
+		st.rpc, st.tool, dup = rpcNames(body)
+		if dup != "" && gjson.ValidBytes(body) {
+			// The log and metrics would name one method while the SDK
+			// ran another: refuse rather than guess.
+			st.reason, st.rpc, st.tool = "duplicate_key", "", ""
+			writeJSONRPCError(w, http.StatusBadRequest, jsonrpcInvalidRequest,
+				"Invalid request: the key "+strconv.Quote(boundText(dup, 64))+" appears twice in one message; send each key once")
+			return
+		}
 		if h.serveDirect(w, r, st, body, open) {
 			return
 		}
@@ -437,24 +446,92 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 }
 
 // rpcNames reads the JSON-RPC method and, for tools/call, the tool name, for
-// the access log and metrics. Nothing else of the body is looked at.
-func rpcNames(body []byte) (method, tool string) {
+// the access log and metrics, and reports a key that a message, or its
+// params, holds twice. The SDK's decoder keeps the last of duplicate keys
+// and matches them exactly (after unescaping), which is how keys are read
+// here too; nothing else of the body is looked at.
+func rpcNames(body []byte) (method, tool, dup string) {
 	b := bytes.TrimSpace(body)
 	if len(b) > 0 && b[0] == '[' {
-		return "batch", ""
+		gjson.ParseBytes(b).ForEach(func(_, m gjson.Result) bool {
+			if m.IsObject() {
+				_, _, dup = messageNames(m)
+			}
+			return dup == ""
+		})
+		return "batch", "", dup
 	}
-	res := gjson.GetManyBytes(b, "method", "params.name")
-	method = res[0].Str
-	if method == "tools/call" {
-		tool = res[1].Str
-	}
+	method, tool, dup = messageNames(gjson.ParseBytes(b))
 	if len(method) > 64 {
 		method = method[:64]
 	}
 	if len(tool) > 64 {
 		tool = tool[:64]
 	}
-	return method, tool
+	return method, tool, dup
+}
+
+// messageNames reads one message's method and tool name, and the first key
+// it or its params repeats.
+func messageNames(m gjson.Result) (method, tool, dup string) {
+	var params gjson.Result
+	dup = repeatedKey(m, func(k string, v gjson.Result) {
+		switch k {
+		case "method":
+			method = v.Str
+		case "params":
+			params = v
+		}
+	})
+	if dup == "" && params.IsObject() {
+		dup = repeatedKey(params, func(k string, v gjson.Result) {
+			if k == "name" {
+				tool = v.Str
+			}
+		})
+		if dup != "" {
+			dup = "params." + dup
+		}
+	}
+	if method != "tools/call" {
+		tool = ""
+	}
+	return method, tool, dup
+}
+
+// repeatedKey calls each for every key of obj (unescaped) and returns the
+// first key seen twice, or "". A handful of keys is the rule, so they are
+// compared in a slice until there are many.
+func repeatedKey(obj gjson.Result, each func(k string, v gjson.Result)) (dup string) {
+	var few []string
+	var many map[string]struct{}
+	obj.ForEach(func(k, v gjson.Result) bool {
+		key := k.Str
+		if many != nil {
+			if _, ok := many[key]; ok {
+				dup = key
+				return false
+			}
+			many[key] = struct{}{}
+		} else {
+			for _, f := range few {
+				if f == key {
+					dup = key
+					return false
+				}
+			}
+			few = append(few, key)
+			if len(few) > 16 {
+				many = make(map[string]struct{}, 2*len(few))
+				for _, f := range few {
+					many[f] = struct{}{}
+				}
+			}
+		}
+		each(key, v)
+		return true
+	})
+	return dup
 }
 
 // serverFor is the SDK's getServer (asked twice per POST): the server of
@@ -644,4 +721,29 @@ func (h *Handler) audienceOK(p *Principal, base string) bool {
 		}
 	}
 	return false
+}
+
+// jsonrpcInvalidRequest is JSON-RPC's code for a message that is not a
+// valid request.
+const jsonrpcInvalidRequest = -32600
+
+// writeJSONRPCError answers a request the gateway refuses before the SDK
+// sees it with a JSON-RPC error (id null: which id the client meant is not
+// known).
+func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
+	b, _ := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", Error: struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
 }
