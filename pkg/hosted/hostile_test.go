@@ -254,3 +254,35 @@ func TestMetadataCoreQueryBase(t *testing.T) {
 		})
 	}
 }
+
+// TestKindCheckRedirectIsNotFollowed: without introspection, an RS whose
+// kind check redirects gets the same 503 naming the target, and the bearer
+// goes nowhere else.
+func TestKindCheckRedirectIsNotFollowed(t *testing.T) {
+	evil := newSink(t)
+	d := pdpptest.New(t, pdpptest.Options{})
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/schema" {
+			http.Redirect(w, r, evil.srv.URL+"/v1/schema?view=compact", http.StatusPermanentRedirect)
+			return
+		}
+		d.ServeHTTP(w, r)
+	}))
+	t.Cleanup(provider.Close)
+	probe, err := SchemaProbe(provider.URL, &http.Client{}, rsOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, gatewayOptions{double: d, mutate: func(o *Options) {
+		o.ProviderURL = provider.URL
+		o.Verifier = RSVerifier{Probe: probe}
+	}})
+	x := g.do(t, req{token: d.Token(pdpptest.TokenClient), body: initBody})
+	if x.status != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503\n%.300s", x.status, x.body)
+	}
+	if msg := fmt.Sprint(jsonField(t, x.body, "error", "message")); !strings.Contains(msg, `"`+evil.srv.URL+`/v1/schema?…"`) {
+		t.Errorf("message does not name the redirect target: %s", msg)
+	}
+	evil.check(t)
+}
