@@ -15,7 +15,9 @@ import (
 // each means for the token, from one table that stdio, fan-out and hosted
 // share.
 func TestClassifyRefusal(t *testing.T) {
-	e := func(status int, code string) error { return fmt.Errorf("wrapped: %w", &rs.Error{Status: status, Code: code}) }
+	e := func(status int, code string) error {
+		return fmt.Errorf("wrapped: %w", &rs.Error{Status: status, Code: code})
+	}
 	cases := []struct {
 		name string
 		err  error
