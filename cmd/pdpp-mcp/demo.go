@@ -70,7 +70,7 @@ type demoRS struct {
 
 func (d *demoRS) start(cfg config) {
 	defer close(d.ready)
-	if d.double, d.err = startDemoDouble(cfg); d.err != nil {
+	if d.double, d.err = startDemoDouble(cfg, ""); d.err != nil {
 		cfg.log.Error("demo resource server did not start", "error", d.err)
 		return
 	}
@@ -133,16 +133,23 @@ func (d *demoRS) stop(log *slog.Logger, front *http.Server) {
 	}
 }
 
+// demoTokenSeed derives the demo's tokens, so a host configured with one
+// keeps working after a restart. It is no secret: the demo serves synthetic
+// data, and prints its tokens anyway.
+const demoTokenSeed = "pdpp-mcp demo tokens v1"
+
 // startDemoDouble starts the in-process resource server both demo modes
-// serve: the sample dataset at its frozen clock, logging only warnings (its
-// own info lines would repeat ours).
-func startDemoDouble(cfg config) (*pdpptest.Server, error) {
+// serve: the sample dataset at its frozen clock, with tokens derived from
+// demoTokenSeed, logging only warnings (its own info lines would repeat
+// ours). issuer is its authorization server's public URL, "" for the Host
+// clients use.
+func startDemoDouble(cfg config, issuer string) (*pdpptest.Server, error) {
 	ds, err := demoDataset()
 	if err != nil {
 		return nil, fmt.Errorf("demo dataset: %w", err)
 	}
 	dlog := slog.New(slog.NewTextHandler(cfg.stderr, &slog.HandlerOptions{Level: max(cfg.level, slog.LevelWarn)}))
-	d, err := pdpptest.Start(pdpptest.Options{Dataset: ds, Logger: dlog, Now: demoClock})
+	d, err := pdpptest.Start(pdpptest.Options{Dataset: ds, Logger: dlog, Now: demoClock, TokenSeed: demoTokenSeed, Issuer: issuer})
 	if err != nil {
 		return nil, fmt.Errorf("start demo resource server: %w", err)
 	}
@@ -150,11 +157,16 @@ func startDemoDouble(cfg config) (*pdpptest.Server, error) {
 }
 
 // demoHosted points hosted mode at the demo double d: its introspection
-// endpoint decides bearers and its packages are served by fanning out, as a
-// provider's RS resolves them. It returns the banner to print once the
-// gateway listens.
+// endpoint decides bearers, its packages are served by fanning out, as a
+// provider's RS resolves them, and its authorization server answers on the
+// gateway's own origin, which the metadata advertises, so a host needs no
+// header: it registers, shows the consent page and gets a token. It
+// returns the banner to print once the gateway listens.
 func demoHosted(cfg config, d *pdpptest.Server, o *hosted.ServeOptions) (banner func(base string), err error) {
 	o.Handler.ProviderURL = d.URL()
+	o.Handler.AuthorizationServers = nil
+	o.Handler.AuthorizationServerAtOrigin = true
+	o.Mount = d.MountAuthorizationServer
 	o.Introspection = &hosted.Introspector{URL: d.IntrospectionURL(),
 		ClientID: pdpptest.IntrospectionClientID, ClientSecret: pdpptest.IntrospectionClientSecret}
 	o.Handler.Packages, err = hosted.FanoutResolver(hosted.FanoutOptions{ProviderURL: d.URL(), HTTPClient: o.Handler.HTTPClient,
@@ -173,16 +185,20 @@ func demoHosted(cfg config, d *pdpptest.Server, o *hosted.ServeOptions) (banner 
 }
 
 func printDemoTokens(cfg config, base string, toks map[pdpptest.TokenKind]string) {
-	fmt.Fprintf(cfg.stderr, `%s: demo: the %q sample dataset, served by an in-process resource server. Tokens to try:
-  client (served):            %s
-  owner (403):                %s
-  mcp_package (fan-out):      %s
-  revoked grant (403):        %s
+	fmt.Fprintf(cfg.stderr, `%s: demo: the %q sample dataset, served by an in-process
+resource server. Add it to a host with OAuth (a consent page opens; no token):
+  claude mcp add --transport http pdpp-demo %s/mcp
+Or send a token; these are the same on every start of the demo:
+  client (served):       %s
+  owner (403):           %s
+  mcp_package (fan-out): %s
+  revoked grant (403):   %s
 Try:
-  curl -s %s/mcp -H 'Authorization: Bearer %s' \
-    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+  curl -s %s/mcp \
+    -H 'Authorization: Bearer %s' \
+    -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
-  claude mcp add --transport http pdpp-demo %s/mcp --header 'Authorization: Bearer %s'
-`, cmdName, demoName, toks[pdpptest.TokenClient], toks[pdpptest.TokenOwner], toks[pdpptest.TokenPackage], toks[pdpptest.TokenRevoked],
-		base, toks[pdpptest.TokenClient], base, toks[pdpptest.TokenClient])
+`, cmdName, demoName, base, toks[pdpptest.TokenClient], toks[pdpptest.TokenOwner], toks[pdpptest.TokenPackage], toks[pdpptest.TokenRevoked],
+		base, toks[pdpptest.TokenClient])
 }

@@ -211,7 +211,7 @@ func serveHTTP(c *cli.Context, cfg config) error {
 	}
 	var banner func(base string)
 	if hc.demo {
-		d, err := startDemoDouble(cfg)
+		d, err := startDemoDouble(cfg, hc.publicURL)
 		if err != nil {
 			return err
 		}

@@ -88,6 +88,11 @@ type Options struct {
 	// AuthorizationServers is advertised in the metadata; empty means the
 	// ones the resource server's own metadata names (fetched and cached).
 	AuthorizationServers []string
+	// AuthorizationServerAtOrigin advertises this handler's own public
+	// origin as the authorization server, instead of AuthorizationServers:
+	// for an embedding that serves its authorization server beside /mcp on
+	// the same origin, whatever host the client used (the demo does).
+	AuthorizationServerAtOrigin bool
 	// HTTPClient is shared by every RS client of the handler; nil gives
 	// the handler one of its own.
 	HTTPClient *http.Client

@@ -124,6 +124,9 @@ func (h *Handler) metadataFor(ctx context.Context, base string) *Metadata {
 		PDPPTokenKindsSupported: []string{"client", "mcp_package"},
 		PDPPProviderConnectVer:  root.Get("pdpp_provider_connect_version").Str,
 	}
+	if h.o.AuthorizationServerAtOrigin {
+		md.AuthorizationServers = []string{base}
+	}
 	if len(md.AuthorizationServers) == 0 {
 		for _, a := range root.Get("authorization_servers").Array() {
 			if a.Type == gjson.String {
