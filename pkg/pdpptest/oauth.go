@@ -604,8 +604,8 @@ func (as *authServer) handleToken(w http.ResponseWriter, r *http.Request) {
 
 type consentPage struct {
 	Client, ClientID, RedirectHost, Provider, Resource, Nonce, Action string
-	Hidden                                                           []hiddenField
-	Sources                                                          []consentSource
+	Hidden                                                            []hiddenField
+	Sources                                                           []consentSource
 }
 
 type hiddenField struct{ Name, Value string }

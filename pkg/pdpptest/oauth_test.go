@@ -206,7 +206,9 @@ func TestOAuthConsentAndTokens(t *testing.T) {
 		if r2.StatusCode != 400 {
 			t.Errorf("replayed consent: %d, want 400", r2.StatusCode)
 		}
-		r3, _ := answer(oauth2.GenerateVerifier(), 1, "approve", func(f url.Values) { f.Set("code_challenge", oauth2.S256ChallengeFromVerifier("x"+oauth2.GenerateVerifier())) })
+		r3, _ := answer(oauth2.GenerateVerifier(), 1, "approve", func(f url.Values) {
+			f.Set("code_challenge", oauth2.S256ChallengeFromVerifier("x"+oauth2.GenerateVerifier()))
+		})
 		if r3.StatusCode != 400 {
 			t.Errorf("consent for a changed request: %d, want 400", r3.StatusCode)
 		}
