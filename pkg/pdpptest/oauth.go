@@ -124,11 +124,29 @@ func (s *Server) mountAuthorizationServer(m *http.ServeMux) {
 		return nil
 	})
 
-	m.HandleFunc("GET "+PathASMetadata, as.handleMetadata)
-	m.HandleFunc("POST "+PathRegister, as.handleRegister)
+	m.HandleFunc("GET "+PathASMetadata, cors(as.handleMetadata))
+	m.HandleFunc("POST "+PathRegister, cors(as.handleRegister))
 	m.HandleFunc("GET "+PathAuthorize, as.handleConsentPage)
 	m.HandleFunc("POST "+PathAuthorize, as.handleDecision)
-	m.HandleFunc("POST "+PathToken, as.handleToken)
+	m.HandleFunc("POST "+PathToken, cors(as.handleToken))
+	for _, p := range []string{PathASMetadata, PathRegister, PathToken} {
+		m.HandleFunc("OPTIONS "+p, cors(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	}
+}
+
+// cors lets browser-based MCP clients (the Inspector, say) read the
+// metadata and call registration and the token endpoint, which carry no
+// ambient credentials; the consent page gets no such header.
+func cors(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			w.Header().Set("Access-Control-Allow-Headers", "Content-Type, Authorization, MCP-Protocol-Version")
+			w.Header().Set("Access-Control-Max-Age", "600")
+		}
+		h(w, r)
+	}
 }
 
 // issuer is the authorization server's identifier as the client reached it.
@@ -141,7 +159,6 @@ func (as *authServer) issuer(r *http.Request) string {
 
 func (as *authServer) handleMetadata(w http.ResponseWriter, r *http.Request) {
 	iss := as.issuer(r)
-	w.Header().Set("Access-Control-Allow-Origin", "*")
 	writeJSON(w, http.StatusOK, obj(
 		"issuer", iss,
 		"authorization_endpoint", iss+PathAuthorize,
@@ -594,7 +611,6 @@ func (as *authServer) handleToken(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_target", "resource is not served by this authorization server")
 		return
 	}
-	w.Header().Set("Access-Control-Allow-Origin", "*")
 	if err := as.srv.HandleTokenRequest(w, r); err != nil {
 		as.s.log.Warn("pdpptest: token", "err", err)
 	}

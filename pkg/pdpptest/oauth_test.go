@@ -67,6 +67,18 @@ func TestOAuthMetadata(t *testing.T) {
 	if got, _ := json.Marshal(md["code_challenge_methods_supported"]); string(got) != `["S256"]` {
 		t.Errorf("code_challenge_methods_supported = %s", got)
 	}
+	// A browser-based client may register: the preflight is answered.
+	req, _ := http.NewRequest(http.MethodOptions, s.URL()+PathRegister, nil)
+	req.Header.Set("Origin", "http://localhost:6274")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	pre, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre.Body.Close()
+	if pre.StatusCode != http.StatusNoContent || pre.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("registration preflight: %d, Allow-Origin %q", pre.StatusCode, pre.Header.Get("Access-Control-Allow-Origin"))
+	}
 }
 
 func TestOAuthRegister(t *testing.T) {
