@@ -176,7 +176,7 @@ func AddMCPHint(doc map[string]any, base string) {
 // then means there is no document to give.
 func (h *Handler) metadataFor(ctx context.Context, base string) (*Metadata, error) {
 	raw, err := h.meta.rootMetadata(ctx)
-	if err != nil && len(h.o.AuthorizationServers) == 0 {
+	if err != nil && len(h.o.AuthorizationServers) == 0 && !h.o.AuthorizationServerAtOrigin {
 		return nil, err
 	}
 	root := gjson.ParseBytes(raw)
@@ -187,6 +187,9 @@ func (h *Handler) metadataFor(ctx context.Context, base string) (*Metadata, erro
 		PDPPCoreQueryBase:       h.coreQueryBase(base, root.Get("pdpp_core_query_base").Str),
 		PDPPTokenKindsSupported: []string{"client", "mcp_package"},
 		PDPPProviderConnectVer:  root.Get("pdpp_provider_connect_version").Str,
+	}
+	if h.o.AuthorizationServerAtOrigin {
+		md.AuthorizationServers = []string{base}
 	}
 	if len(md.AuthorizationServers) == 0 {
 		for _, a := range root.Get("authorization_servers").Array() {
@@ -202,7 +205,9 @@ func (h *Handler) metadataFor(ctx context.Context, base string) (*Metadata, erro
 		md.ResourceName = strings.TrimSuffix(name, " Resource Server") + " Hosted MCP Resource"
 	}
 	var authz json.RawMessage
-	if a := root.Get("pdpp_agent_discovery.mcp.authorization"); a.IsObject() {
+	// The RS's authorization block names its own authorization server's
+	// endpoints: not the one advertised when that is this origin.
+	if a := root.Get("pdpp_agent_discovery.mcp.authorization"); a.IsObject() && !h.o.AuthorizationServerAtOrigin {
 		// Resource indicators name the RS's /mcp; re-point them at ours.
 		authz = json.RawMessage(strings.ReplaceAll(a.Raw, `"`+h.provider+PathMCP+`"`, `"`+base+PathMCP+`"`))
 	}
