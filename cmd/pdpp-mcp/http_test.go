@@ -68,7 +68,7 @@ func TestHTTPDemo(t *testing.T) {
 	// The banner, from its first line to the last command it prints, fits
 	// 80 columns, and so does the command with the token in it.
 	out := stderr.String()
-	start, end := strings.Index(out, cmdName+": demo: the"), strings.Index(out, `--header "Authorization: Bearer $TOKEN"`)
+	start, end := strings.Index(out, cmdName+": demo: the"), strings.Index(out, `"method":"tools/list","params":{}}'`)
 	if start < 0 || end < start {
 		t.Fatalf("no banner in:\n%s", out)
 	}
