@@ -122,6 +122,27 @@ func (c *Client) unusableWarnings(skip map[int]bool) []warning {
 	return out
 }
 
+// refusedWarnings report the members whose hits on this page named a
+// connection the member does not hold.
+func (c *Client) refusedWarnings(pages []*searchChild) []warning {
+	var out []warning
+	for _, p := range pages {
+		if p.refused == 0 {
+			continue
+		}
+		m := &c.members[p.idx]
+		label := m.DisplayName
+		if label == "" {
+			label = m.GrantID
+		}
+		out = append(out, warning{Code: "source_hits_refused",
+			Message: "Source " + strconv.Quote(label) + " returned " + strconv.Itoa(p.refused) +
+				" hit(s) naming a connection it does not hold; they are left out, and no other source's records are affected.",
+			Source: json.RawMessage(tagObject(c.tag(p.idx)))})
+	}
+	return out
+}
+
 // packageMeta writes meta: {package:{…}, warnings:[…]}.
 func (c *Client) packageMeta(b *bytes.Buffer, extra []kv, warns []warning) {
 	pkg := []kv{{"member_count", strconv.Itoa(len(c.members))}, {"partial", strconv.FormatBool(len(warns) > 0)}}
