@@ -107,6 +107,10 @@ type Options struct {
 	CursorKey []byte
 	// PackageID names the package in merged answers; may be empty.
 	PackageID string
+	// Principal identifies who the package is read for (the person and
+	// client a hosted bearer was issued to). Search cursors are bound to it
+	// and to PackageID, so one principal's cursor is refused for another.
+	Principal string
 	// Logger receives debug records (route templates and codes, never tokens
 	// or record data); nil discards.
 	Logger *slog.Logger
@@ -114,12 +118,15 @@ type Options struct {
 
 // Client reads N members as one RS. It is safe for concurrent use.
 type Client struct {
-	members []Member
-	conc    int
-	timeout time.Duration
-	key     []byte
-	pkgID   string
-	log     *slog.Logger
+	members   []Member
+	conc      int
+	timeout   time.Duration
+	key       []byte
+	pkgID     string
+	principal string
+	log       *slog.Logger
+	store     *cursorStore
+	now       func() time.Time
 
 	mu       sync.Mutex
 	unusable map[int]string // members found unusable after New
@@ -158,13 +165,16 @@ func New(opts Options) (*Client, error) {
 		}
 	}
 	c := &Client{
-		members:  slices.Clone(opts.Members),
-		conc:     opts.Concurrency,
-		timeout:  opts.ChildTimeout,
-		key:      opts.CursorKey,
-		pkgID:    opts.PackageID,
-		log:      opts.Logger,
-		unusable: map[int]string{},
+		members:   slices.Clone(opts.Members),
+		conc:      opts.Concurrency,
+		timeout:   opts.ChildTimeout,
+		key:       opts.CursorKey,
+		pkgID:     opts.PackageID,
+		principal: opts.Principal,
+		log:       opts.Logger,
+		store:     processStore,
+		now:       time.Now,
+		unusable:  map[int]string{},
 	}
 	if c.conc <= 0 {
 		c.conc = DefaultConcurrency

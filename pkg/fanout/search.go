@@ -3,6 +3,8 @@ package fanout
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -115,9 +117,13 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 				Message: "hybrid search returns one page and takes no cursor"}
 		}
 		st, err := c.decodeCursor(cur, qh)
+		if errors.Is(err, errExpiredCursor) {
+			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
+				Message: "cursor has expired: its positions are kept " + StoredCursorTTL.String() + " by the server that made it; search again without cursor"}
+		}
 		if err != nil {
 			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
-				Message: "cursor is not a next_cursor of this search; pass next_cursor exactly as returned, with the same arguments"}
+				Message: "cursor is not a next_cursor of this search by this package and principal; pass next_cursor exactly as returned, with the same arguments"}
 		}
 		for k := range st.Children {
 			ch := &st.Children[k]
@@ -156,6 +162,12 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 	}, func(ch *child) {
 		ch.page = readPage(ch.idx, states[c.members[ch.idx].GrantID], ch.resp.Body)
 		ch.page.base = ch.resp.BaseURL
+		if n := len(ch.page.next); n > MaxCursorBytes {
+			// A cut cursor would not work, and a whole one could never be
+			// passed back: the answer is unusable.
+			ch.page, ch.err = nil, &rs.TransportError{Code: rs.CodeInvalidResponse, Status: ch.resp.Status, RequestID: ch.resp.RequestID,
+				BaseURL: ch.resp.BaseURL, Err: fmt.Errorf("fanout: source %q answered a next_cursor of %d bytes, over the %d a cursor may have", c.members[ch.idx].GrantID, n, MaxCursorBytes)}
+		}
 	})
 
 	var warns []warning
@@ -200,7 +212,7 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 	}
 	next := ""
 	var cs cursorState
-	cs.V, cs.Q = 1, qh
+	cs.V, cs.Q = cursorVersion, qh
 	for _, i := range order {
 		st := states[c.members[i].GrantID]
 		if st == nil || st.Done {
