@@ -58,6 +58,12 @@ type Member struct {
 	// (grant_revoked, grant_expired, …). Such members are never called and
 	// never offered as options.
 	Unusable string
+	// Undiscovered, when not empty, says why Discover could not read the
+	// member's schema (a code such as rs_timeout): its connections and
+	// streams are unknown. Before a read is routed by connection_id the
+	// client asks it again, and while it cannot say, a connection it may
+	// hold is not given to another member.
+	Undiscovered string
 }
 
 // holds reports whether the member's grant includes stream.
@@ -129,7 +135,8 @@ type Client struct {
 	now       func() time.Time
 
 	mu       sync.Mutex
-	unusable map[int]string // members found unusable after New
+	unusable map[int]string  // members found unusable after New
+	learned  map[int]*Member // undiscovered members read since New; never written after stored
 }
 
 var (
@@ -175,6 +182,7 @@ func New(opts Options) (*Client, error) {
 		store:     processStore,
 		now:       time.Now,
 		unusable:  map[int]string{},
+		learned:   map[int]*Member{},
 	}
 	if c.conc <= 0 {
 		c.conc = DefaultConcurrency
@@ -230,14 +238,26 @@ func (c *Client) markUnusable(i int, err error) {
 	}
 }
 
-// grantFailure names the grant problem err reports, or "". A refusal after
-// which a local credential guard loaded a new token is not one: the next
-// call may succeed.
+// grantFailure names the lasting grant problem err reports, or "". A
+// refusal that went through a local credential guard is not lasting, whatever
+// the guard found: it re-reads its cache on every refusal, so the next call
+// may succeed once the person reconnects, as with one provider alone.
 func grantFailure(err error) string {
-	var rej *credential.RejectedError
-	if errors.As(err, &rej) && (rej.Outcome == credential.OutcomeReloaded || rej.Outcome == credential.OutcomeRaced) {
+	if errors.As(err, new(*credential.RejectedError)) {
 		return ""
 	}
+	return refusal(err)
+}
+
+// reloaded reports a refusal after which a credential guard holds a newer
+// token than the one refused.
+func reloaded(err error) bool {
+	var rej *credential.RejectedError
+	return errors.As(err, &rej) && (rej.Outcome == credential.OutcomeReloaded || rej.Outcome == credential.OutcomeRaced)
+}
+
+// refusal names the grant problem err reports, lasting or not, or "".
+func refusal(err error) string {
 	var re *rs.Error
 	if !errors.As(err, &re) {
 		return ""
@@ -303,7 +323,7 @@ func (c *Client) Get(ctx context.Context, path string, q rs.Query) (*rs.Response
 
 // routed sends a read to the one member connection_id selects.
 func (c *Client) routed(ctx context.Context, path string, q rs.Query, conn, stream string) (*rs.Response, error) {
-	i, err := c.selectMember(conn, stream, q)
+	i, err := c.selectMember(ctx, conn, stream, q)
 	if err != nil {
 		return nil, err
 	}
@@ -360,6 +380,11 @@ func (c *Client) call(ctx context.Context, i int, path string, q rs.Query, child
 		defer cancel()
 	}
 	resp, err := c.members[i].RS.Get(ctx, path, q)
+	if reloaded(err) {
+		// The member's credential guard found a new token in its cache
+		// after the refusal: the read is asked once more with it.
+		resp, err = c.members[i].RS.Get(ctx, path, q)
+	}
 	if err != nil {
 		if child && context.Cause(ctx) == errChildTimeout {
 			err = &rs.TransportError{Code: rs.CodeTimeout, Err: fmt.Errorf("fanout: source %q: %w", c.members[i].GrantID, errChildTimeout)}

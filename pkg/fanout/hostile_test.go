@@ -2,9 +2,13 @@ package fanout_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -231,5 +235,82 @@ func TestCursorBoundToPackageAndPrincipal(t *testing.T) {
 		if re := rsErr(t, err); re.Code != "invalid_cursor" {
 			t.Errorf("%s: cursor of the first package accepted: %+v", name, re)
 		}
+	}
+}
+
+// schemaRS is a loopback RS that answers schema with the connections it
+// claims (or failStatus, while fail counts down) and counts record reads.
+type schemaRS struct {
+	srv         *httptest.Server
+	conns       []string
+	fail        atomic.Int32
+	recordReads atomic.Int32
+}
+
+func newSchemaRS(t *testing.T, conns ...string) *schemaRS {
+	t.Helper()
+	s := &schemaRS{conns: conns}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/schema" {
+			if s.fail.Add(-1) >= 0 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"try later","type":"api_error"}}`))
+				return
+			}
+			var gc []map[string]any
+			for _, c := range s.conns {
+				gc = append(gc, map[string]any{"connection_id": c, "display_name": "label " + c})
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"connectors": []map[string]any{{"connector_key": "notes",
+				"granted_connections": gc, "streams": []map[string]any{{"name": "notes"}}}}})
+			return
+		}
+		s.recordReads.Add(1)
+		_, _ = w.Write([]byte(`{"object":"list","data":[{"object":"record","id":"r1","stream":"notes","data":{"text":"from ` + s.conns[0] + `"}}]}`))
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// When a member's discovery failed at start-up and another member's schema
+// claims its connection, a read of that connection is not given to the
+// claimer: the missing member is asked again, and while it cannot say (or
+// when it says it holds the connection too) the read is ambiguous.
+func TestUndiscoveredMemberConnectionNotGivenToClaimer(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		failures int32 // schema failures of the victim after start-up
+	}{
+		{"victim still unreachable", 1 << 20},
+		{"victim answers on retry", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claimer := newSchemaRS(t, "cin_claimer", "cin_victim")
+			victim := newSchemaRS(t, "cin_victim")
+			victim.fail.Store(1)
+			ms := fanout.Discover(context.Background(), []fanout.Member{
+				{GrantID: "g_claimer", RS: rsClient(t, claimer.srv.URL, "tok-c")},
+				{GrantID: "g_victim", RS: rsClient(t, victim.srv.URL, "tok-v")},
+			}, 5*time.Second)
+			if ms[1].Undiscovered == "" || ms[1].Unusable != "" {
+				t.Fatalf("victim after a failed discovery: %+v", ms[1])
+			}
+			victim.fail.Store(tc.failures)
+			c, err := fanout.New(fanout.Options{Members: ms})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Get(context.Background(), rs.Path("v1", "streams", "notes", "records"), rs.Query{{Key: "connection_id", Value: "cin_victim"}})
+			if claimer.recordReads.Load() != 0 {
+				t.Fatalf("the read of cin_victim went to the member that claimed it (err %v)", err)
+			}
+			if err == nil {
+				t.Fatal("read answered without saying which source holds cin_victim")
+			}
+			if re := rsErr(t, err); re.Status != http.StatusConflict || re.Code != "ambiguous_connection" {
+				t.Errorf("error %+v, want 409 ambiguous_connection", re)
+			}
+		})
 	}
 }

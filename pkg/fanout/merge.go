@@ -95,6 +95,9 @@ func (c *Client) childWarning(ch child) warning {
 		label = m.GrantID
 	}
 	msg := "Source " + strconv.Quote(label) + " did not answer (" + errCode(ch.err) + "); results are partial."
+	if why := refusal(ch.err); why != "" {
+		msg = "Source " + strconv.Quote(label) + " refused the read (" + why + "); have the grant re-approved or reconnect it, or choose another connection. It is asked again on the next call."
+	}
 	if why := c.unusableReason(ch.idx); why != "" {
 		msg = "Source " + strconv.Quote(label) + " cannot be used (" + why + "); have the grant re-approved or choose another connection."
 	}
