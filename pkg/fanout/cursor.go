@@ -1,12 +1,15 @@
 package fanout
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -239,4 +242,43 @@ func (s *cursorStore) drop() {
 	if len(s.order) == 0 {
 		s.order = nil // let the backing array go
 	}
+}
+
+// MinCursorKeyBytes is the shortest cursor signing key ReadCursorKey accepts.
+const MinCursorKeyBytes = 32
+
+// ReadCursorKey reads a cursor signing key shared by replicas: the bytes of
+// file without surrounding white space. A key anyone on the machine may read
+// or change, or one shorter than MinCursorKeyBytes, or made of fewer than 8
+// distinct bytes (a placeholder, a repeated character), is refused: whoever
+// holds the key can make cursors the gateway believes. Group access is
+// allowed, as Kubernetes mounts a Secret for a non-root pod.
+func ReadCursorKey(file string) ([]byte, error) {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, fmt.Errorf("cursor key: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("cursor key %s is not a regular file", file)
+	}
+	if perm := fi.Mode().Perm(); perm&0o007 != 0 {
+		return nil, fmt.Errorf("cursor key %s has mode %04o: other users may read or change it; chmod o-rwx it (0600 or 0640)", file, perm)
+	}
+	if fi.Size() > 64<<10 {
+		return nil, fmt.Errorf("cursor key %s is %d bytes; a key is at most 64 KiB", file, fi.Size())
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("cursor key: %w", err)
+	}
+	key := bytes.TrimSpace(b)
+	distinct := map[byte]bool{}
+	for _, c := range key {
+		distinct[c] = true
+	}
+	if len(key) < MinCursorKeyBytes || len(distinct) < 8 {
+		return nil, fmt.Errorf("cursor key %s is too weak (%d bytes, %d distinct): use at least %d random bytes, e.g. openssl rand -base64 48",
+			file, len(key), len(distinct), MinCursorKeyBytes)
+	}
+	return key, nil
 }
