@@ -35,11 +35,11 @@ import (
 // (another replica refuses it as expired, and a fresh search starts over).
 
 // MaxCursorBytes is the longest cursor the fan-out hands out, and the longest
-// child cursor it accepts from a member: the size the tools accept as a
-// cursor argument. A member whose next_cursor is longer answers
-// rs_invalid_response: a cut cursor could not be used, and one the tools
-// refuse could never be passed back.
-const MaxCursorBytes = 4096
+// child cursor it accepts from a member: the bound the RS client puts on
+// handles, which the tools accept as a cursor argument. A member whose
+// next_cursor is longer answers rs_invalid_response: a cut cursor could not
+// be used, and one the tools refuse could never be passed back.
+const MaxCursorBytes = rs.MaxHandleBytes
 
 // Bounds of the store of positions too long to travel in the cursor.
 const (
