@@ -283,7 +283,9 @@ func TestHostileBoundsOnHandedOutValues(t *testing.T) {
 		{"record_key of a hit", search, func(n int) string { return `{"object":"list","data":[{"stream":"s","record_key":` + str(n) + `}]}` }, rs.MaxRecordKeyBytes},
 		{"id of a listed record", recordsPath, func(n int) string { return `{"object":"list","data":[{"id":` + str(n) + `,"data":{}}]}` }, rs.MaxRecordKeyBytes},
 		{"id of a record", record, func(n int) string { return `{"object":"record","id":` + str(n) + `,"data":{}}` }, rs.MaxRecordKeyBytes},
-		{"connection_id of a hit", search, func(n int) string { return `{"object":"list","data":[{"record_key":"a","connection_id":` + str(n) + `}]}` }, rs.MaxNameBytes},
+		{"connection_id of a hit", search, func(n int) string {
+			return `{"object":"list","data":[{"record_key":"a","connection_id":` + str(n) + `}]}`
+		}, rs.MaxNameBytes},
 		{"stream of a record", recordsPath, func(n int) string { return `{"object":"list","data":[{"id":"a","stream":` + str(n) + `}]}` }, rs.MaxNameBytes},
 		{"next_cursor of a page", recordsPath, func(n int) string { return `{"object":"list","data":[],"next_cursor":` + str(n) + `}` }, rs.MaxHandleBytes},
 		{"next_cursor of a search", search, func(n int) string { return `{"object":"list","data":[],"has_more":true,"next_cursor":` + str(n) + `}` }, rs.MaxHandleBytes},
