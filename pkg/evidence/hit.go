@@ -35,7 +35,10 @@ type Hit struct {
 	// can be compared.
 	Score Score
 
-	snippet, excerpts, matched gjson.Result
+	// The raw JSON of snippet, evidence_excerpts and matched_fields: kept
+	// as text, re-parsed lazily (gjson parses a container on demand), so a
+	// page of hits held for ranking stays small.
+	snippet, excerpts, matched string
 	keyNamed                   bool
 }
 
@@ -97,15 +100,15 @@ func ReadHit(hit gjson.Result) (Hit, bool) {
 			str(&h.RecordURL, v, 1<<10)
 		case "snippet":
 			if first(1 << 11) {
-				h.snippet = v
+				h.snippet = v.Raw
 			}
 		case "evidence_excerpts":
 			if first(1 << 12) {
-				h.excerpts = v
+				h.excerpts = v.Raw
 			}
 		case "matched_fields":
 			if first(1 << 13) {
-				h.matched = v
+				h.matched = v.Raw
 			}
 		case "score":
 			if first(1 << 14) {
@@ -157,7 +160,7 @@ func (h *Hit) Identity(scope Scope) (resultid.ID, bool) {
 // SnippetText is the hit's snippet: snippet.text, or a snippet that is a
 // bare string; "" when there is none.
 func (h *Hit) SnippetText() (string, bool) {
-	s := h.snippet
+	s := gjson.Parse(h.snippet)
 	if s.IsObject() {
 		s = s.Get("text")
 	}

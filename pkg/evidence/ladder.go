@@ -467,7 +467,7 @@ func (h *Hit) Entry(scope Scope) (Entry, bool) {
 	}
 	// One pass over each excerpt serves every lookup below.
 	var xbuf, rbuf [16]keyValue
-	h.excerpts.ForEach(func(_, x gjson.Result) bool {
+	gjson.Parse(h.excerpts).ForEach(func(_, x gjson.Result) bool {
 		xm := readMembers(xbuf[:], x)
 		field := xm.firstString("field_path")
 		if field == "" {
@@ -476,11 +476,11 @@ func (h *Hit) Entry(scope Scope) (Entry, bool) {
 		add(field, xm.firstString("preview_text"), xm.get("truncated").Type == gjson.False)
 		return true
 	})
-	if s := h.snippet; s.IsObject() {
+	if s := gjson.Parse(h.snippet); s.IsObject() {
 		sm := readMembers(xbuf[:], s)
 		add(sm.firstString("field"), sm.firstString("text"), false)
 	}
-	h.matched.ForEach(func(_, f gjson.Result) bool {
+	gjson.Parse(h.matched).ForEach(func(_, f gjson.Result) bool {
 		if f.Type == gjson.String {
 			add(f.Str, "", false)
 		}
