@@ -15,6 +15,12 @@
 //     selects, or the only usable member, or a bounded 409
 //     ambiguous_connection listing the options.
 //
+// A member speaks only for itself: a search hit naming a connection its
+// member does not hold is refused (source_hits_refused), and a read by
+// connection_id never goes to a member that merely claims a connection whose
+// holder could not be asked. Search cursors are signed and bound to the
+// package, the principal, the members and the query.
+//
 // Errors the fan-out makes itself are *rs.Error values, so the tools classify
 // them like any RS answer.
 package fanout
