@@ -43,8 +43,13 @@ func startStdio(t *testing.T, ctx context.Context, o StdioOptions) *stdio {
 	t.Cleanup(func() {
 		close(st.in)
 		go io.Copy(io.Discard, outR)
-		if err := <-st.done; err != nil {
-			t.Errorf("RunStdio: %v", err)
+		select {
+		case err := <-st.done:
+			if err != nil {
+				t.Errorf("RunStdio: %v", err)
+			}
+		case <-time.After(answerDeadline):
+			t.Errorf("RunStdio did not return within %s of stdin closing", answerDeadline)
 		}
 	})
 	return st
@@ -54,13 +59,32 @@ func (s *stdio) send(line string) {
 	s.in <- line
 }
 
+// answerDeadline bounds the wait for one answer. A server that stays silent
+// fails the test with a message at once rather than hanging until the
+// package times out; it is far above any answer's time on a loaded machine.
+const answerDeadline = 10 * time.Second
+
 func (s *stdio) recv() string {
 	s.t.Helper()
-	line, err := s.out.ReadString('\n')
-	if err != nil {
-		s.t.Fatalf("read answer: %v (got %q)", err, line)
+	type read struct {
+		line string
+		err  error
 	}
-	return strings.TrimSuffix(line, "\n")
+	got := make(chan read, 1)
+	go func() {
+		line, err := s.out.ReadString('\n')
+		got <- read{line, err}
+	}()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			s.t.Fatalf("read answer: %v (got %q)", r.err, r.line)
+		}
+		return strings.TrimSuffix(r.line, "\n")
+	case <-time.After(answerDeadline):
+		s.t.Fatalf("no answer within %s: the server stayed silent on a line that needs one", answerDeadline)
+		return ""
+	}
 }
 
 func (s *stdio) initialize(version string) {

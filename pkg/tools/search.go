@@ -151,8 +151,10 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	}
 	doc := gjson.ParseBytes(body)
 	top := readSearchTop(doc)
-	var hits []gjson.Result
-	top.data.ForEach(func(_, h gjson.Result) bool {
+	// Each hit is read once, here; shaping and the ladder use what was read.
+	var hits []evidence.Hit
+	top.data.ForEach(func(_, v gjson.Result) bool {
+		h, _ := evidence.ReadHit(v)
 		hits = append(hits, h)
 		return true
 	})
@@ -167,8 +169,8 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	}
 	scope := evidence.Scope{ConnectionID: a.ConnectionID}
 	results := make([]searchResult, len(hits))
-	for i, h := range hits {
-		results[i] = hitResult(providerURL(env, resp), h, scope)
+	for i := range hits {
+		results[i] = hitResult(providerURL(env, resp), &hits[i], scope)
 	}
 	sc := &searchStructured{
 		Data:          envelopeWithoutHits(doc, len(results)),
@@ -186,56 +188,20 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 // hitResult shapes one RS hit. Its id embeds the hit's connection whenever the
 // hit (or the connection_id argument) names one, and is exactly the id text
 // shows and fetch accepts.
-func hitResult(base string, h gjson.Result, scope evidence.Scope) searchResult {
-	var r searchResult
-	// One pass over the hit's members; a Get per member would rescan it.
-	var m struct{ conn, alias, key, connector, recordKey, recordID, recordURL string }
-	var snippet gjson.Result
-	h.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == "snippet" {
-			snippet = v
-		}
-		if v.Type != gjson.String {
-			return true
-		}
-		switch k.Str {
-		case "connection_id":
-			m.conn = v.Str
-		case "connector_instance_id":
-			m.alias = v.Str
-		case "connector_key":
-			m.key = v.Str
-		case "connector_id":
-			m.connector = v.Str
-		case "stream":
-			r.Stream = v.Str
-		case "record_key":
-			m.recordKey = v.Str
-		case "record_id":
-			m.recordID = v.Str
-		case "display_name":
-			r.DisplayName = v.Str
-		case "record_url":
-			m.recordURL = v.Str
-		}
-		return true
-	})
-	r.ConnectionID = cmp.Or(m.conn, m.alias, scope.ConnectionID)
-	r.ConnectorKey = evidence.ShortConnectorKey(cmp.Or(m.key, m.connector))
-	r.RecordKey = cmp.Or(m.recordKey, m.recordID)
-	id, ok := evidence.Identity(h, scope)
+func hitResult(base string, h *evidence.Hit, scope evidence.Scope) searchResult {
+	r := searchResult{Stream: h.Stream, DisplayName: h.DisplayName, RecordKey: h.RecordKey}
+	r.ConnectionID = cmp.Or(h.ConnectionID, scope.ConnectionID)
+	r.ConnectorKey = evidence.ShortConnectorKey(h.ConnectorKey)
+	id, ok := h.Identity(scope)
 	if ok {
 		r.ID = id.String()
-		r.URL = recordURL(base, id, m.recordURL)
-	} else if m.recordURL != "" {
-		r.URL = strings.TrimSuffix(base, "/") + m.recordURL
+		r.URL = recordURL(base, id, h.RecordURL)
+	} else if h.RecordURL != "" {
+		r.URL = strings.TrimSuffix(base, "/") + h.RecordURL
 	}
-	r.Title = evidence.Title(h, evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID})
-	if snippet.IsObject() {
-		snippet = snippet.Get("text")
-	}
-	if snippet.Type == gjson.String {
-		r.Snippet = evidence.Snippet(snippet.Str, resultSnippetChars)
+	r.Title = evidence.Title(h.Raw, evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID})
+	if s, ok := h.SnippetText(); ok {
+		r.Snippet = evidence.Snippet(s, resultSnippetChars)
 	}
 	return r
 }
