@@ -175,7 +175,12 @@ func aggregateText(body gjson.Result, stream string) string {
 			if l := agg.Get("limit"); l.Type == gjson.Number {
 				b.WriteString(" limit=" + l.Raw)
 			}
-			b.WriteString(" were cut; raise limit, max 100)")
+			b.WriteString(" were cut")
+			// Raising limit is advice only below its maximum.
+			if l := agg.Get("limit"); l.Type != gjson.Number || l.Num < 100 {
+				b.WriteString("; raise limit, max 100")
+			}
+			b.WriteString(")")
 		}
 	}
 	if agg.Get("approximate").Bool() {
