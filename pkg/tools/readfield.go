@@ -64,8 +64,8 @@ var readFieldTool = &spec[readFieldArgs]{
 	def: &mcp.Tool{
 		Name:  "read_record_field",
 		Title: "Read PDPP record field window",
-		Description: "Read a bounded window of one record field by id or pdpp://record/ URI " +
-			"(GET /v1/streams/{stream}/records/{id}/field-window). Read-only. Page with offset_chars or cursor, or find text with q.",
+		Description: "Read a bounded window of one record field by id or pdpp://record/ URI. " +
+			"Read-only. Page with offset_chars or cursor, or find text with q.",
 		Annotations:  readOnly("Read PDPP record field window"),
 		InputSchema:  mustSchema("read_record_field", readFieldInput),
 		OutputSchema: mustSchema("read_record_field", readFieldOutput),

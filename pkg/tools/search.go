@@ -38,7 +38,7 @@ const searchInput = `{
   "q": {"type": "string", "minLength": 1, "description": "What to find; lexical mode matches words."},
   "streams": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Only these streams."},
   "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Hits to return, 1-100 (default 25)."},
-  "cursor": {"type": "string", "minLength": 1, "description": "next_cursor of the previous page (not in hybrid mode)."},
+  "cursor": {"type": "string", "minLength": 1, "description": "next_cursor of the previous page."},
   "mode": {"type": "string", "enum": ["lexical", "semantic", "hybrid"], "description": "Default lexical."},
   "filter": ` + filterProp + `,
   "connection_id": ` + connectionIDProp + `
@@ -50,7 +50,7 @@ const searchInput = `{
 const searchOutput = `{
  "type": "object",
  "properties": {
-  "data": {"type": "object", "description": "The RS envelope (paging, counts, recall) without its hits."},
+  "data": {"type": "object"},
   "results": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "url": {"type": "string"}}, "required": ["id", "title", "url"]}},
   "content_ladder": {"type": "object"},
   "provider_url": {"type": "string"},
@@ -63,9 +63,9 @@ var searchTool = &spec[searchArgs]{
 	def: &mcp.Tool{
 		Name:  "search",
 		Title: "Search PDPP records",
-		Description: "Find records across granted streams (GET /v1/search, /v1/search/semantic, /v1/search/hybrid). Read-only. " +
-			"limit is capped at 100; page lexical and semantic results with cursor (hybrid has none). Each result id is a self-contained handle: pass it to fetch as shown, " +
-			"with no connection_id. Results name connection_id and connector_key; searchable fields are flagged lex/sem in /v1/schema.",
+		Description: "Find records across granted streams. Read-only. " +
+			"Page lexical and semantic results with cursor (hybrid has none). Each result id is a self-contained handle: pass it to fetch as shown, " +
+			"with no connection_id. Searchable fields are flagged lex/sem in schema(stream).",
 		Annotations:  readOnly("Search PDPP records"),
 		InputSchema:  mustSchema("search", searchInput),
 		OutputSchema: mustSchema("search", searchOutput),
