@@ -43,7 +43,7 @@ func TestErrorText(t *testing.T) {
 		{"ambiguous connection", ambiguous,
 			"error code=ambiguous_connection http_status=409 request_id=req_1 retry_with=connection_id\n" +
 				"message: Record is present under more than one connection.\n" +
-				"available_connections: {connection_id:cin_gmail_personal,display_name:Personal_Gmail}|{connection_id:cin_gmail_work,display_name:Work_Gmail,connector_key:gmail}\n" +
+				"available_connections: {connection_id:cin_gmail_personal,display_name:\"Personal Gmail\"}|{connection_id:cin_gmail_work,display_name:\"Work Gmail\",connector_key:gmail}\n" +
 				`next: call again with connection_id set to one of "cin_gmail_personal", "cin_gmail_work"`},
 		{"many candidates", &rs.Error{Status: 409, Code: "ambiguous_schema_detail", AvailableConnections: many},
 			`available_connections: {connection_id:cin_00}| ~ |{connection_id:cin_11}|more:2 ~ "cin_11"; call schema for the other connections`},

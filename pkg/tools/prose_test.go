@@ -337,7 +337,7 @@ func packageRS(t testing.TB) func(*pdpptest.Server) tools.RS {
 
 var (
 	schemaStream = regexp.MustCompile(`(?m)^stream name="([^"]+)"`)
-	schemaConn   = regexp.MustCompile(`connection_id:([^,}|\s]+)`)
+	schemaConn   = regexp.MustCompile(`connection_id:("(?:[^"\\]|\\.)*"|[^,}|\s"]+)`)
 	nextCursor   = regexp.MustCompile(`next_cursor="([^"]+)"`)
 	firstFetch   = regexp.MustCompile(`first_fetch_id=(\S+)`)
 	readArgs     = regexp.MustCompile(`(?m)read_record_field args=(\{.*\})$`)
@@ -435,7 +435,28 @@ func (g *proseGen) pick(n int, of []string) []string {
 func (g *proseGen) explore(demo bool) {
 	sc := g.check("schema", map[string]any{})
 	streams := uniq(submatches(schemaStream, sc.text))
-	conns := uniq(submatches(schemaConn, sc.text))
+	var conns []string
+	for _, c := range uniq(submatches(schemaConn, sc.text)) {
+		if strings.HasPrefix(c, `"`) {
+			if err := json.Unmarshal([]byte(c), &c); err != nil {
+				g.t.Errorf("connection_id %s: %v", c, err)
+			}
+		}
+		conns = append(conns, c)
+	}
+	// Display names are what the person named a source: shown as written,
+	// quoted when they hold a space, never rewritten.
+	for _, cn := range g.h.rs.Dataset().Connectors {
+		for _, conn := range cn.Connections {
+			if conn.DisplayName == "" || !strings.Contains(sc.text, conn.ID) {
+				continue
+			}
+			b, _ := json.Marshal(conn.DisplayName)
+			if !strings.Contains(sc.text, "display_name:"+string(b)) && !strings.Contains(sc.text, "display_name:"+conn.DisplayName+"}") {
+				g.t.Errorf("schema does not show display name %q as written:\n%s", conn.DisplayName, sc.text)
+			}
+		}
+	}
 	if len(streams) == 0 {
 		g.t.Fatalf("schema lists no streams:\n%s", sc.text)
 	}
