@@ -237,7 +237,11 @@ func (c *CapabilityCache) keyFields(credential, stream, connectionID string) []s
 func (c *CapabilityCache) roleFields(credential, stream, connectionID string, roles ...string) []string {
 	body, ok := c.get(capabilityKey{credential, stream, connectionID})
 	if !ok {
-		return nil
+		// The global compact schema (schema without stream) names every
+		// stream's roles too.
+		if body, ok = c.get(capabilityKey{credential, "", ""}); !ok {
+			return nil
+		}
 	}
 	var names []string
 	doc := unwrapSchema(body)

@@ -124,6 +124,11 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 		sc.Legend = json.RawMessage(legendJSON)
 	default:
 		// Global discovery stays an index; per-field detail is one call away.
+		// The compact answer names every stream's field roles: keep it, so
+		// titles and previews use the declared roles without a request.
+		if a.ConnectionID == "" && doc.Get("detail").String() == "compact" {
+			env.Capabilities.put(capabilityKey{env.CredentialKey(), "", ""}, []byte(doc.Raw))
+		}
 		sc.Data = json.RawMessage(projectSchema(doc, false))
 		sc.Omitted = "per-stream field_capabilities and expand_capabilities; call schema with stream for them"
 	}

@@ -30,6 +30,9 @@ const (
 	resultSnippetChars = 320
 	// maxSourceMix bounds the source_mix entries in text.
 	maxSourceMix = 8
+	// largerSlack is room kept for what a larger page adds to the header
+	// (more source_mix entries) before a larger limit is advised.
+	largerSlack = 160
 )
 
 const searchInput = `{
@@ -167,8 +170,18 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	}
 	scope := evidence.Scope{ConnectionID: a.ConnectionID}
 	results := make([]searchResult, len(hits))
+	titleField := func(stream, conn string) string {
+		f := env.Capabilities.roleFields(env.CredentialKey(), stream, conn, "primary-title")
+		if len(f) == 0 && conn != "" {
+			f = env.Capabilities.roleFields(env.CredentialKey(), stream, "", "primary-title")
+		}
+		if len(f) == 0 {
+			return ""
+		}
+		return f[0]
+	}
 	for i, h := range hits {
-		results[i] = hitResult(providerURL(env, resp), h, scope)
+		results[i] = hitResult(providerURL(env, resp), h, scope, titleField)
 	}
 	sc := &searchStructured{
 		Data:          envelopeWithoutHits(doc, len(results)),
@@ -185,8 +198,9 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 
 // hitResult shapes one RS hit. Its id embeds the hit's connection whenever the
 // hit (or the connection_id argument) names one, and is exactly the id text
-// shows and fetch accepts.
-func hitResult(base string, h gjson.Result, scope evidence.Scope) searchResult {
+// shows and fetch accepts. titleField names a stream's declared
+// primary-title field ("" when unknown).
+func hitResult(base string, h gjson.Result, scope evidence.Scope, titleField func(stream, conn string) string) searchResult {
 	var r searchResult
 	// One pass over the hit's members; a Get per member would rescan it.
 	var m struct{ conn, alias, key, connector, recordKey, recordID, recordURL string }
@@ -230,7 +244,19 @@ func hitResult(base string, h gjson.Result, scope evidence.Scope) searchResult {
 	} else if m.recordURL != "" {
 		r.URL = strings.TrimSuffix(base, "/") + m.recordURL
 	}
-	r.Title = evidence.Title(h, evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID})
+	// A hit carries no record fields; its snippet is the primary-title value
+	// when it comes from that field and was not cut (no ellipsis at either
+	// end).
+	opts := evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID}
+	if f := titleField(r.Stream, r.ConnectionID); f != "" {
+		opts.PrimaryTitleField = f
+		if snippet.IsObject() && snippet.Get("field").Str == f {
+			if t := evidence.PlainSnippet(snippet.Get("text").Str, evidence.TitleMaxChars+1); !wasCut(t) {
+				opts.PrimaryTitle = t
+			}
+		}
+	}
+	r.Title = evidence.Title(h, opts)
 	if snippet.IsObject() {
 		snippet = snippet.Get("text")
 	}
@@ -361,18 +387,19 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 	if len(prose) > 0 {
 		tail.WriteString(" — " + strings.Join(prose, " "))
 	}
-	header := func(shown int) string {
-		n := strconv.Itoa(len(results))
-		if shown < len(results) {
-			return "search: " + strconv.Itoa(shown) + " of " + n + " hit(s) listed" + tail.String()
+	// header, reach and footer take the page's hit count n, so the text of
+	// a larger page can be sized before advising one.
+	header := func(shown, n int) string {
+		if shown < n {
+			return "search: " + strconv.Itoa(shown) + " of " + strconv.Itoa(n) + " hit(s) listed" + tail.String()
 		}
-		return "search: " + n + " hit(s)" + tail.String()
+		return "search: " + strconv.Itoa(n) + " hit(s)" + tail.String()
 	}
 	// A cursor pages on from a smaller limit unless the RS answered with
 	// more hits and no cursor (a package searched without connection_id).
 	cursorPages := !pg.hybrid && (top.nextCursor.Str != "" || !rsMore)
-	reach := func(shown int, larger bool) string {
-		unlisted := len(results) - shown
+	reach := func(shown, n int, larger bool) string {
+		unlisted := n - shown
 		what := ""
 		switch {
 		case unlisted > 0:
@@ -409,9 +436,9 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 			reads[e.ID] = e.FieldWindows[0]
 		}
 	}
-	footer := func(shown int, withReads, larger bool) string {
+	footer := func(shown, n int, withReads, larger bool) string {
 		var f []string
-		if r := reach(shown, larger); r != "" {
+		if r := reach(shown, n, larger); r != "" {
 			f = append(f, r)
 		}
 		if shown > 0 {
@@ -445,15 +472,15 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 	// Fill the budget in order of value: the first three hits, then the
 	// evidence reads of the first two, then further hits.
 	size, shown, withReads := 0, 0, false
-	total := func(shownAfter int, readsAfter bool, larger bool) int {
-		n := len(header(shownAfter)) + size
-		if f := footer(shownAfter, readsAfter, larger); f != "" {
-			n += 1 + len(f)
+	total := func(shownAfter, n int, readsAfter bool, larger bool) int {
+		t := len(header(shownAfter, n)) + size
+		if f := footer(shownAfter, n, readsAfter, larger); f != "" {
+			t += 1 + len(f)
 		}
-		return n
+		return t
 	}
 	fits := func(extra, shownAfter int, readsAfter bool) bool {
-		return total(shownAfter, readsAfter, false)+extra <= searchTextBudget
+		return total(shownAfter, len(results), readsAfter, false)+extra <= searchTextBudget
 	}
 	addHits := func(upTo int) {
 		for shown < min(upTo, len(items)) && fits(1+len(items[shown].line), shown+1, withReads) {
@@ -470,24 +497,26 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 	}
 	addHits(len(items))
 	// A larger limit lists more only when every hit is listed, the text
-	// lists fewer than it can, and another line of this length still fits.
+	// lists fewer than it can, and the text of a page of 100 hits would
+	// still fit another line as long as the longest here (with room for a
+	// wider source_mix).
 	larger := false
 	if pg.hybrid && pg.limit < 100 && shown == len(results) && shown > 0 && shown < searchTextHits {
 		longest := 0
 		for _, it := range items[:shown] {
 			longest = max(longest, len(it.line))
 		}
-		larger = total(shown+1, withReads, true)+1+longest <= searchTextBudget
+		larger = total(shown+1, 100, withReads, false)+1+longest+largerSlack <= searchTextBudget
 	}
 	var b strings.Builder
-	b.WriteString(header(shown))
+	b.WriteString(header(shown, len(results)))
 	for _, it := range items[:shown] {
 		b.WriteString("\n" + it.line)
 		if it.withRead {
 			b.WriteString(it.read)
 		}
 	}
-	if f := footer(shown, withReads, larger); f != "" {
+	if f := footer(shown, len(results), withReads, larger); f != "" {
 		b.WriteString("\n" + f)
 	}
 	return b.String()
@@ -514,10 +543,22 @@ func hitLine(n int, r searchResult) string {
 	if r.Title != "" && r.Title != r.ID {
 		b.WriteString(" title=" + jsonString(shorten(r.Title, 80)))
 	}
-	if r.Snippet != "" {
+	// A snippet that is the whole title adds only its highlights.
+	if r.Snippet != "" && evidence.PlainSnippet(r.Snippet, evidence.TitleMaxChars+1) != r.Title {
 		b.WriteString(" snippet=" + jsonString(evidence.Snippet(r.Snippet, 96)))
 	}
 	return b.String()
+}
+
+// wasCut reports whether a snippet is an excerpt: an ellipsis at either end.
+func wasCut(s string) bool {
+	s = strings.TrimSpace(s)
+	for _, e := range []string{"…", "..."} {
+		if strings.HasPrefix(s, e) || strings.HasSuffix(s, e) {
+			return true
+		}
+	}
+	return s == ""
 }
 
 func shorten(s string, n int) string {
