@@ -41,10 +41,10 @@ var authoredTimes = [...]string{
 
 // Title returns a readable identity for a record wrapper or search hit, on one
 // line: the value of the field the schema declares primary-title (from the
-// record, else opts.PrimaryTitle), else "<source> / <stream> / <timestamp>"
-// with the parts that exist, else opts.Fallback. It never guesses a title
-// from field names. Titles longer than TitleMaxChars code points are cut
-// with "…".
+// record, else opts.PrimaryTitle) when it has at most TitleMaxChars code
+// points, else "<source> / <stream> / <timestamp>" with the parts that exist,
+// else opts.Fallback. It never guesses a title from field names. A fallback
+// longer than TitleMaxChars code points is cut with "…".
 func Title(rec gjson.Result, opts TitleOptions) string {
 	var b displayBufs
 	v := readDisplayView(rec, &b)
@@ -84,12 +84,15 @@ func readDisplayView(rec gjson.Result, b *displayBufs) displayView {
 }
 
 func title(v displayView, opts TitleOptions) string {
+	// A declared title longer than a title can be is a body (a body stream
+	// declares its text primary-title): its start says less than where the
+	// record is from.
 	if opts.PrimaryTitleField != "" {
-		if t := oneLine(v.payload.firstString(opts.PrimaryTitleField)); t != "" {
+		if t := oneLine(v.payload.firstString(opts.PrimaryTitleField)); t != "" && Len(t) <= TitleMaxChars {
 			return t
 		}
 	}
-	if t := oneLine(opts.PrimaryTitle); t != "" {
+	if t := oneLine(opts.PrimaryTitle); t != "" && Len(t) <= TitleMaxChars {
 		return t
 	}
 	stream := v.rec.firstString("stream", "stream_name")

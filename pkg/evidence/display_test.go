@@ -28,6 +28,7 @@ func TestTitle(t *testing.T) {
 		{"no title from a title field", gjson.Parse(`{"stream":"m","data":{"summary":"S","name":"N"}}`), TitleOptions{}, "m"},
 		{"whitespace collapsed", gjson.Parse(`{"data":{"title":"  a\n\tb  "}}`), TitleOptions{PrimaryTitleField: "title"}, "a b"},
 		{"blank declared title is skipped", gjson.Parse(`{"data":{"title":"   "}}`), TitleOptions{PrimaryTitleField: "title", PrimaryTitle: "whole"}, "whole"},
+		{"a declared body is not a title", gjson.Parse(`{"stream":"bodies","data":{"body_text":"` + strings.Repeat("word ", 40) + `"}}`), TitleOptions{PrimaryTitleField: "body_text"}, "bodies"},
 		{"primary title from the caller", gjson.Parse(`{"stream":"m"}`), TitleOptions{PrimaryTitleField: "subject", PrimaryTitle: "Your receipt"}, "Your receipt"},
 		// authored times beat emitted_at, wherever they are
 		{"sent_at beats emitted_at", gjson.Parse(`{"display_name":"Slack","stream":"messages","emitted_at":"E","data":{"sent_at":"S"}}`), TitleOptions{}, "Slack / messages / S"},
@@ -155,11 +156,15 @@ func FuzzSnippet(f *testing.F) {
 	})
 }
 
-// A primary-title field can hold a whole body; the title stays short.
+// A primary-title field can hold a whole body: it is not a title then, and
+// a long fallback is cut to TitleMaxChars.
 func TestTitleIsBounded(t *testing.T) {
-	rec := gjson.Parse(`{"data":{"body_text":"` + strings.Repeat("word ", 10000) + `"}}`)
-	got := Title(rec, TitleOptions{PrimaryTitleField: "body_text"})
-	if Len(got) != TitleMaxChars || !strings.HasSuffix(got, Ellipsis) {
+	rec := gjson.Parse(`{"stream":"bodies","data":{"body_text":"` + strings.Repeat("word ", 10000) + `"}}`)
+	if got := Title(rec, TitleOptions{PrimaryTitleField: "body_text"}); got != "bodies" {
+		t.Errorf("title %.40q…", got)
+	}
+	long := gjson.Parse(`{"stream":"` + strings.Repeat("s", 500) + `"}`)
+	if got := Title(long, TitleOptions{}); Len(got) != TitleMaxChars || !strings.HasSuffix(got, Ellipsis) {
 		t.Errorf("title of %d characters: %.40q…", Len(got), got)
 	}
 }

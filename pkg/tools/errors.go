@@ -354,7 +354,7 @@ func rsAdvice(env *Env, e *rs.Error) string {
 	}
 	switch {
 	case e.Code == "context.stream_not_allowed":
-		return "call schema for the granted streams and use one of them"
+		return "call schema for the granted streams"
 	case e.Code == "context.instance_mismatch":
 		return "call schema(stream) for its connection_ids and use one of them"
 	case credential.ScopeRefusal(e):

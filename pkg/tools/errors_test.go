@@ -65,7 +65,7 @@ func TestErrorText(t *testing.T) {
 		{"401 without advice", &rs.Error{Status: 401, Code: "authentication_error", Message: "Invalid or expired token"},
 			"ask the user to run `pdpp connect https://pdpp.example.com`"},
 		{"401 stream outside the grant", &rs.Error{Status: 401, Code: "context.stream_not_allowed", Message: "Token introspection failed closed"},
-			"error code=context.stream_not_allowed\nmessage: the stream is not in this grant\nnext: call schema for the granted streams and use one of them"},
+			"error code=context.stream_not_allowed\nmessage: the stream is not in this grant\nnext: call schema for the granted streams"},
 		{"401 connection outside the grant", &rs.Error{Status: 401, Code: "context.instance_mismatch", Message: "Token introspection failed closed"},
 			"error code=context.instance_mismatch\nmessage: the connection is not in this grant for this stream\nnext: call schema(stream) for its connection_ids and use one of them"},
 		{"401 inactive token", &rs.Error{Status: 401, Code: "context.active_false", Message: "Token introspection failed closed"},
