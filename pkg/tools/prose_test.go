@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -339,6 +338,7 @@ var (
 	schemaStream = regexp.MustCompile(`(?m)^stream name="([^"]+)"`)
 	schemaConn   = regexp.MustCompile(`connection_id:("(?:[^"\\]|\\.)*"|[^,}|\s"]+)`)
 	nextCursor   = regexp.MustCompile(`next_cursor="([^"]+)"`)
+	groupable    = regexp.MustCompile(`[;=]([A-Za-z_][A-Za-z0-9_]*)\[[^\]]*a=[^\]]*group_by`)
 	firstFetch   = regexp.MustCompile(`first_fetch_id=(\S+)`)
 	readArgs     = regexp.MustCompile(`(?m)read_record_field args=(\{.*\})$`)
 	nextRead     = regexp.MustCompile(`(?m)^next read_record_field args=(\{.*\})$`)
@@ -408,11 +408,7 @@ type proseGen struct {
 func (g *proseGen) run(tool string, args map[string]any) proseCall {
 	g.t.Helper()
 	g.calls++
-	start := time.Now()
 	res := g.h.call(g.t, tool, args)
-	if d := time.Since(start); d > 300*time.Millisecond {
-		g.t.Logf("SLOW %v %s %v", d, tool, args)
-	}
 	return proseCall{tool: tool, args: args, text: text(res), err: res.IsError}
 }
 
@@ -462,8 +458,11 @@ func (g *proseGen) explore(demo bool) {
 	}
 	g.check("query_records", map[string]any{"stream": "no_such_stream"})
 	for _, s := range g.pick(3, streams) {
-		g.check("schema", map[string]any{"stream": s})
+		st := g.check("schema", map[string]any{"stream": s})
 		g.check("aggregate", map[string]any{"stream": s, "metric": "count"})
+		if m := groupable.FindStringSubmatch(st.text); m != nil {
+			g.check("aggregate", map[string]any{"stream": s, "metric": "count", "group_by": m[1], "limit": []int{1, 5, 100}[g.rnd.IntN(3)]})
+		}
 		for _, limit := range g.pick(2, []string{"1", "2", "5", "25", "100"}) {
 			n, _ := strconv.Atoi(limit)
 			args := map[string]any{"stream": s, "limit": n}
