@@ -531,10 +531,10 @@ func hitLine(n int, r searchResult) string {
 		b.WriteString(" connection_id=" + inline(r.ConnectionID))
 	}
 	if r.ConnectorKey != "" {
-		b.WriteString(" connector_key=" + shorten(inline(r.ConnectorKey), 60))
+		b.WriteString(" connector_key=" + inline(shorten(r.ConnectorKey, 60)))
 	}
 	if r.Stream != "" {
-		b.WriteString(" stream=" + shorten(inline(r.Stream), 60))
+		b.WriteString(" stream=" + inline(shorten(r.Stream, 60)))
 	}
 	// A title built from the source label already names it.
 	if r.DisplayName != "" && !strings.HasPrefix(r.Title, r.DisplayName+" / ") {
