@@ -157,6 +157,12 @@ func (h *Hit) Identity(scope Scope) (resultid.ID, bool) {
 	return id, err == nil
 }
 
+// SnippetField is the field a snippet object names ("" for a bare string
+// snippet or none).
+func (h *Hit) SnippetField() string {
+	return gjson.Get(h.snippet, "field").Str
+}
+
 // SnippetText is the hit's snippet: snippet.text, or a snippet that is a
 // bare string; "" when there is none.
 func (h *Hit) SnippetText() (string, bool) {
