@@ -2,19 +2,32 @@ package server
 
 import (
 	"context"
-	"log/slog"
+	"fmt"
+	"slices"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Direct calls a server's tools without an MCP session, for a transport
 // that has decoded a plain tools/call itself (the hosted gateway's direct
 // path, which skips the SDK's per-request session). A call runs through the
-// same guard as the server's own tools/call (RS lease, panic guard,
-// encoding check) and the same tool handler, so it gets the same result.
+// server's receiving middleware (the same list the SDK runs, see receiving)
+// and the same tool handler, so it gets the same result.
 type Direct struct {
-	log      *slog.Logger
+	impl     *mcp.Implementation
 	handlers map[string]mcp.ToolHandler
+	handle   mcp.MethodHandler
+}
+
+func newDirect(impl *mcp.Implementation, handlers map[string]mcp.ToolHandler, mw []mcp.Middleware) *Direct {
+	d := &Direct{impl: impl, handlers: handlers}
+	d.handle = d.dispatch
+	// As the SDK applies them: the first middleware is the outermost.
+	for _, m := range slices.Backward(mw) {
+		d.handle = m(d.handle)
+	}
+	return d
 }
 
 // Has reports whether name is one of the server's tools. A call of any
@@ -24,24 +37,15 @@ func (d *Direct) Has(name string) bool {
 	return ok
 }
 
+// ServerInfo is the server's identity, which results of protocol
+// 2026-07-28 carry in their _meta.
+func (d *Direct) ServerInfo() *mcp.Implementation { return d.impl }
+
 // CallTool runs the tools/call req (Params set, Params.Name a tool Has
 // reports). The error is a JSON-RPC-level failure, as the SDK would send
 // it; tool failures are results with IsError set.
 func (d *Direct) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	h := d.handlers[req.Params.Name]
-	res, err := guard(ctx, d.log, "tools/call", func(ctx context.Context) (mcp.Result, error) {
-		res, err := h(ctx, req)
-		if err != nil || res == nil {
-			return nil, err
-		}
-		if res.Content == nil {
-			// As the SDK does: an empty list, never null.
-			r := *res
-			r.Content = []mcp.Content{}
-			res = &r
-		}
-		return res, nil
-	})
+	res, err := d.handle(ctx, "tools/call", req)
 	if err != nil {
 		return nil, err
 	}
@@ -51,4 +55,27 @@ func (d *Direct) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		return fr.(*mcp.CallToolResult), nil
 	}
 	return tr, nil
+}
+
+// dispatch is what the SDK does for a tools/call inside the middleware:
+// find the tool, run it, and send an empty content list rather than null.
+func (d *Direct) dispatch(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	r, ok := req.(*mcp.CallToolRequest)
+	if method != "tools/call" || !ok || r.Params == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served directly", method)}
+	}
+	h, ok := d.handlers[r.Params.Name]
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", r.Params.Name)}
+	}
+	res, err := h(ctx, r)
+	if err != nil || res == nil {
+		return res, err
+	}
+	if res.Content == nil {
+		c := *res
+		c.Content = []mcp.Content{}
+		res = &c
+	}
+	return res, nil
 }

@@ -504,16 +504,43 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 // private id. An answer that cannot be encoded becomes an internal error,
 // so the request is still answered and the session goes on.
 func (c *lineConn) encodeAnswer(resp *jsonrpc.Response, p int64, id []byte) []byte {
+	if resp.Error == nil && len(resp.Result) > 0 {
+		// The SDK encoded the result already (compact, without HTML
+		// escaping), and encoding the response again would only scan and
+		// copy those bytes once more: frame them as EncodeMessage does.
+		if !utf8.Valid(resp.Result) {
+			return c.unencodable(resp, p, id, errors.New("invalid UTF-8"))
+		}
+		out := make([]byte, 0, len(resp.Result)+len(id)+33) // and the newline
+		out = append(out, `{"jsonrpc":"2.0","id":`...)
+		out = append(out, id...)
+		out = append(out, `,"result":`...)
+		out = append(out, resp.Result...)
+		return append(out, '}')
+	}
 	b, err := jsonrpc.EncodeMessage(resp)
 	if err == nil && !utf8.Valid(b) {
 		err = errors.New("invalid UTF-8")
 	}
 	if err != nil {
-		c.log.Error("an answer could not be encoded; sending an internal error instead", "error", err)
-		b, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{
-			Code: jsonrpc.CodeInternalError, Message: "Internal error: the answer could not be encoded",
-		}})
+		return c.unencodable(resp, p, id, err)
 	}
+	return withClientID(b, p, id)
+}
+
+// unencodable is the internal error sent for an answer that cannot be sent
+// as it is.
+func (c *lineConn) unencodable(resp *jsonrpc.Response, p int64, id []byte, err error) []byte {
+	c.log.Error("an answer could not be encoded; sending an internal error instead", "error", err)
+	b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{
+		Code: jsonrpc.CodeInternalError, Message: "Internal error: the answer could not be encoded",
+	}})
+	return withClientID(b, p, id)
+}
+
+// withClientID swaps the client's id bytes in for the private id p in an
+// encoded answer.
+func withClientID(b []byte, p int64, id []byte) []byte {
 	// The SDK writes {"jsonrpc":"2.0","id":<p>,…}; swap in the client's id.
 	prefix := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(p, 10) + `,`
 	if !bytes.HasPrefix(b, []byte(prefix)) {
@@ -537,10 +564,10 @@ func (c *lineConn) writeLine(b []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	// One write per line, newline included, so a reader never sees half a
-	// message interleaved with another.
-	buf := make([]byte, 0, len(b)+1)
-	buf = append(append(buf, b...), '\n')
-	_, err := c.out.Write(buf)
+	// message interleaved with another. Every caller hands over a line it
+	// built for this write and does not keep, so the newline may go in
+	// its spare capacity.
+	_, err := c.out.Write(append(b, '\n'))
 	return err
 }
 
