@@ -193,8 +193,12 @@ func statelessMeta(r *http.Request, c directCall) (mcp.Meta, bool) {
 		switch key {
 		case mcp.MetaKeyProtocolVersion:
 			ok = v.Raw == `"`+statelessVersion+`"`
-		case mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo:
-			ok = v.IsObject()
+		case mcp.MetaKeyClientCapabilities:
+			// The SDK refuses capabilities it cannot decode into its
+			// capability types; an empty object always decodes.
+			ok = v.IsObject() && (isEmptyObject(v.Raw) || json.Unmarshal([]byte(v.Raw), new(clientCaps)) == nil)
+		case mcp.MetaKeyClientInfo:
+			ok = v.IsObject() && json.Unmarshal([]byte(v.Raw), new(mcp.Implementation)) == nil
 		case mcp.MetaKeyLogLevel:
 			ok = v.Type == gjson.String
 		default:
@@ -211,13 +215,20 @@ func statelessMeta(r *http.Request, c directCall) (mcp.Meta, bool) {
 	if json.Unmarshal(c.meta, &m) != nil {
 		return nil, false
 	}
-	// The SDK's own accessors decode the capabilities and the client's
-	// identity as its dispatcher does; nil is a value it would refuse.
-	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: m}}
-	if req.ClientCapabilities() == nil || (seen[mcp.MetaKeyClientInfo] && req.ClientInfo() == nil) {
-		return nil, false
-	}
 	return m, true
+}
+
+// clientCaps is the shape the SDK decodes 2026-07-28 client capabilities
+// into (roots as a pointer over the older struct field). Its own accessors
+// (CallToolRequest.ClientCapabilities) would do, but each decode through
+// them allocates a 32 KB buffer, which was most of a direct call's memory.
+type clientCaps struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+}
+
+func isEmptyObject(raw string) bool {
+	return strings.TrimSpace(raw[1:len(raw)-1]) == ""
 }
 
 // plainKey is k's name when it is written without escapes, else "".
