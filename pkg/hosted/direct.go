@@ -13,6 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 
 // The direct path answers a plain tools/call without the SDK's transport.
@@ -297,13 +299,12 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 	if b == nil || !b.direct.Has(call.name) {
 		return false
 	}
-	res, err := b.direct.CallTool(r.Context(), &mcp.CallToolRequest{
+	res, result, err := b.direct.Call(r.Context(), &mcp.CallToolRequest{
 		Params: &mcp.CallToolParamsRaw{Meta: meta, Name: call.name, Arguments: call.args},
 		Extra:  &mcp.RequestExtra{Header: r.Header},
 	})
 	var data []byte
 	if err == nil {
-		var result []byte
 		if stateless {
 			// What the SDK adds to every 2026-07-28 result: the server's
 			// identity in _meta, and resultType, which its encoder writes
@@ -318,7 +319,10 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 			}
 			res = &c
 		}
-		if result, err = marshalNoEscape(res); err == nil && stateless {
+		if result == nil || stateless {
+			result, err = server.EncodeToolResult(res)
+		}
+		if err == nil && stateless {
 			result = append(result[:len(result)-1], `,"resultType":"complete"}`...)
 		}
 		if err == nil {
@@ -346,16 +350,4 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(data)
 	return true
-}
-
-// marshalNoEscape encodes v as the SDK encodes results: without HTML
-// escaping and without the encoder's trailing newline.
-func marshalNoEscape(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -45,16 +45,29 @@ func (d *Direct) ServerInfo() *mcp.Implementation { return d.impl }
 // reports). The error is a JSON-RPC-level failure, as the SDK would send
 // it; tool failures are results with IsError set.
 func (d *Direct) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	res, _, err := d.Call(ctx, req)
+	return res, err
+}
+
+// Call is CallTool, plus the result's wire form (EncodeToolResult's bytes)
+// when the server's guard has made it already, else nil.
+func (d *Direct) Call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, []byte, error) {
 	res, err := d.handle(ctx, "tools/call", req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	tr, ok := res.(*mcp.CallToolResult)
-	if !ok || tr == nil {
-		fr, _ := failed("tools/call", "the tool returned no result")
-		return fr.(*mcp.CallToolResult), nil
+	switch r := res.(type) {
+	case *encodedResult:
+		if r.CallToolResult != nil {
+			return r.CallToolResult, r.wire, nil
+		}
+	case *mcp.CallToolResult:
+		if r != nil {
+			return r, nil, nil
+		}
 	}
-	return tr, nil
+	fr, _ := failed("tools/call", "the tool returned no result")
+	return fr.(*mcp.CallToolResult), nil, nil
 }
 
 // dispatch is what the SDK does for a tools/call inside the middleware:
