@@ -25,15 +25,6 @@ import (
 // GOMEMLIMIT, when set, wins.
 const defaultMemoryLimit = 256 << 20
 
-// defaultGCPercent is GOGC unless the environment sets GOGC or GOMEMLIMIT.
-// A stdio server's live heap is a megabyte or two, so at the default of 100
-// the collector ran every ten or so tool calls; at 400 it runs a quarter as
-// often, which cut CPU per call by 10-25% in scripts/bench-stdio while the
-// peaks of scripts/bench-memory stayed far under their targets (200 ordinary
-// calls 39 MB, 30 maximum-size answers 327 MB). The soft limit above still
-// bounds the heap.
-const defaultGCPercent = 400
-
 func main() {
 	os.Exit(mainCode())
 }
@@ -43,9 +34,6 @@ func main() {
 func mainCode() int {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
-		if os.Getenv("GOGC") == "" {
-			debug.SetGCPercent(defaultGCPercent)
-		}
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
