@@ -316,7 +316,7 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 // serve runs the MCP server over the injected stdin/stdout until the client
 // closes stdin (nil) or ctx ends (nil: a signal asked us to stop).
 func serve(ctx context.Context, cfg config, client tools.RS, providerURL string) error {
-	srv := server.New(server.Options{
+	srv, direct := server.NewWithDirect(server.Options{
 		RS:          client,
 		ProviderURL: providerURL,
 		Name:        cfg.name,
@@ -327,5 +327,6 @@ func serve(ctx context.Context, cfg config, client tools.RS, providerURL string)
 		DrainTimeout: cfg.timeout,
 		Hold:         cfg.hold,
 		Logger:       cfg.log,
+		Direct:       direct,
 	})
 }

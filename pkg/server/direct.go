@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,17 +18,35 @@ import (
 type Direct struct {
 	impl     *mcp.Implementation
 	handlers map[string]mcp.ToolHandler
+	mw       []mcp.Middleware
 	handle   mcp.MethodHandler
+	calls    atomic.Uint64 // calls made through Call, for tests
 }
 
 func newDirect(impl *mcp.Implementation, handlers map[string]mcp.ToolHandler, mw []mcp.Middleware) *Direct {
 	d := &Direct{impl: impl, handlers: handlers}
+	d.use(mw...)
+	return d
+}
+
+// use appends mw to the middleware Direct runs, as AddReceivingMiddleware
+// appends to the SDK's; call it only through addReceiving, before serving.
+func (d *Direct) use(mw ...mcp.Middleware) {
+	d.mw = append(d.mw, mw...)
 	d.handle = d.dispatch
 	// As the SDK applies them: the first middleware is the outermost.
-	for _, m := range slices.Backward(mw) {
+	for _, m := range slices.Backward(d.mw) {
 		d.handle = m(d.handle)
 	}
-	return d
+}
+
+// addReceiving adds mw to what runs around every request srv receives, on
+// the SDK's path and on d's (nil: srv has no Direct in use).
+func addReceiving(srv *mcp.Server, d *Direct, mw ...mcp.Middleware) {
+	srv.AddReceivingMiddleware(mw...)
+	if d != nil {
+		d.use(mw...)
+	}
 }
 
 // Has reports whether name is one of the server's tools. A call of any
@@ -52,6 +71,7 @@ func (d *Direct) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // Call is CallTool, plus the result's wire form (EncodeToolResult's bytes)
 // when the server's guard has made it already, else nil.
 func (d *Direct) Call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, []byte, error) {
+	d.calls.Add(1)
 	res, err := d.handle(ctx, "tools/call", req)
 	if err != nil {
 		return nil, nil, err

@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkStdioToolCall is one tools/call line through RunStdio (line
-// filter, id echo, the SDK's session, the tool, the RS client) against the
+// filter, id echo, the direct path, the tool, the RS client) against the
 // double over loopback: the path a stdio client exercises, without a client
 // library decoding the answer. Run it with -cpuprofile and -memprofile to
 // see where a call's time and allocations go.
@@ -28,12 +28,12 @@ func BenchmarkStdioToolCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(c.CloseIdleConnections)
-	s := New(Options{RS: c, ProviderURL: d.URL()})
+	s, direct := NewWithDirect(Options{RS: c, ProviderURL: d.URL()})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- RunStdio(ctx, s, inR, outW, StdioOptions{}); outW.Close() }()
+	go func() { done <- RunStdio(ctx, s, inR, outW, StdioOptions{Direct: direct}); outW.Close() }()
 	b.Cleanup(func() {
 		inW.Close()
 		cancel()
