@@ -29,10 +29,11 @@ func newDirect(impl *mcp.Implementation, handlers map[string]mcp.ToolHandler, mw
 	return d
 }
 
-// use appends mw to the middleware Direct runs, as AddReceivingMiddleware
-// appends to the SDK's; call it only through addReceiving, before serving.
+// use adds mw to the middleware Direct runs as AddReceivingMiddleware adds
+// to the SDK's: around what is there (mw[0] outermost). Call it only through
+// addReceiving, before serving.
 func (d *Direct) use(mw ...mcp.Middleware) {
-	d.mw = append(d.mw, mw...)
+	d.mw = append(slices.Clone(mw), d.mw...)
 	d.handle = d.dispatch
 	// As the SDK applies them: the first middleware is the outermost.
 	for _, m := range slices.Backward(d.mw) {

@@ -97,3 +97,32 @@ func TestNoToolBindsHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectMiddlewareOrder: middleware added later runs outside what was
+// there, on Direct's path as on the SDK's.
+func TestDirectMiddlewareOrder(t *testing.T) {
+	var order []string
+	mark := func(name string) mcp.Middleware {
+		return func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tools/call" {
+					order = append(order, name)
+				}
+				return next(ctx, method, req)
+			}
+		}
+	}
+	s, direct := NewWithDirect(Options{Middleware: []mcp.Middleware{mark("first")}})
+	addReceiving(s, direct, mark("outer-a"), mark("outer-b"))
+	if _, err := connect(t, s, nil).CallTool(context.Background(), &mcp.CallToolParams{Name: "nope", Arguments: map[string]any{}}); err == nil {
+		t.Fatal("unknown tool: no error")
+	}
+	sdk := order
+	order = nil
+	if _, err := direct.CallTool(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "nope"}}); err == nil {
+		t.Fatal("unknown tool: no error")
+	}
+	if strings.Join(order, ",") != strings.Join(sdk, ",") || strings.Join(sdk, ",") != "outer-a,outer-b,first" {
+		t.Errorf("SDK ran %v, Direct ran %v", sdk, order)
+	}
+}
