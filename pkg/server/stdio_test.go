@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
@@ -24,6 +25,28 @@ type stdio struct {
 func startStdio(t *testing.T, ctx context.Context, o StdioOptions) *stdio {
 	t.Helper()
 	s, _ := newTestServer(t)
+	return runStdio(t, ctx, s, o)
+}
+
+// startStdioDirect is startStdio with plain tool calls answered by the
+// server's Direct.
+func startStdioDirect(t *testing.T, ctx context.Context, o StdioOptions) *stdio {
+	t.Helper()
+	s, d, _ := newTestServerDirect(t)
+	o.Direct = d
+	return runStdio(t, ctx, s, o)
+}
+
+// bothPaths runs f once with every request going to the SDK and once with
+// plain tool calls answered directly.
+func bothPaths(t *testing.T, f func(t *testing.T, start func(*testing.T, context.Context, StdioOptions) *stdio)) {
+	t.Run("sdk", func(t *testing.T) { f(t, startStdio) })
+	t.Run("direct", func(t *testing.T) { f(t, startStdioDirect) })
+}
+
+// runStdio serves s with RunStdio on pipes.
+func runStdio(t *testing.T, ctx context.Context, s *mcp.Server, o StdioOptions) *stdio {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	st := &stdio{t: t, in: make(chan string, 16), out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1)}
@@ -262,7 +285,9 @@ func TestStdioDrainsAfterEOF(t *testing.T) {
 }
 
 // TestStdioStopsPromptly cancels the calls in flight when ctx ends.
-func TestStdioStopsPromptly(t *testing.T) {
+func TestStdioStopsPromptly(t *testing.T) { bothPaths(t, testStdioStopsPromptly) }
+
+func testStdioStopsPromptly(t *testing.T, startStdio func(*testing.T, context.Context, StdioOptions) *stdio) {
 	ctx, cancel := context.WithCancel(context.Background())
 	held := make(chan struct{})
 	s := startStdio(t, ctx, StdioOptions{Hold: func(ctx context.Context) error {
@@ -322,7 +347,9 @@ func TestStdioResourceURI(t *testing.T) {
 
 // TestStdioCancelled: a cancelled request is not answered and its id can
 // be used again; a cancellation names the client's id, not the private one.
-func TestStdioCancelled(t *testing.T) {
+func TestStdioCancelled(t *testing.T) { bothPaths(t, testStdioCancelled) }
+
+func testStdioCancelled(t *testing.T, startStdio func(*testing.T, context.Context, StdioOptions) *stdio) {
 	held, returned := make(chan struct{}, 1), make(chan struct{}, 1)
 	s := startStdio(t, context.Background(), StdioOptions{Hold: func(ctx context.Context) error {
 		held <- struct{}{}
