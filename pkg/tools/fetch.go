@@ -88,7 +88,37 @@ func (a *fetchArgs) record() (resultid.ID, error) {
 	return id, nil
 }
 
+// blob parses a pdpp://blob/ id and applies connection_id to it; offset is
+// where the text it continues starts.
+func (a *fetchArgs) blob() (resultid.Blob, int, error) {
+	h, offset, err := resultid.ParseBlobURI(a.ID)
+	if err != nil {
+		return h, 0, idError("id", err)
+	}
+	if len(a.Fields) > 0 || len(a.Expand) > 0 || len(a.ExpandLimit) > 0 {
+		return h, 0, &toolError{Code: CodeInvalidArguments, Param: "id",
+			Message: "fields, expand and expand_limit select parts of a record; a pdpp://blob/ id reads a blob",
+			Next:    "call fetch with the blob handle alone"}
+	}
+	switch c := a.ConnectionID; {
+	case c == "" || c == h.ConnectionID():
+	case h.ConnectionID() != "":
+		return h, 0, idError("connection_id", &resultid.Error{Code: resultid.CodeConflictingConnection, Input: a.ID,
+			Part: resultid.PartConnection, Message: "the blob handle names connection_id '" + h.ConnectionID() +
+				"' but the connection_id argument is '" + c + "'; pass the handle alone"})
+	default:
+		if h, err = resultid.NewBlob(c, h.BlobID()); err != nil {
+			return h, 0, idError("connection_id", err)
+		}
+	}
+	return h, offset, nil
+}
+
 func (a *fetchArgs) check() error {
+	if resultid.IsBlobURI(a.ID) {
+		_, _, err := a.blob()
+		return err
+	}
 	if _, err := a.record(); err != nil {
 		return err
 	}
@@ -103,6 +133,9 @@ func (a *fetchArgs) check() error {
 }
 
 func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult, error) {
+	if resultid.IsBlobURI(a.ID) {
+		return runBlobFetch(ctx, env, a)
+	}
 	id, err := a.record()
 	if err != nil {
 		return nil, err

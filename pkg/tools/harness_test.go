@@ -42,6 +42,8 @@ type harnessOptions struct {
 	demo bool
 	// fetchTextChars sets Env.FetchTextChars.
 	fetchTextChars int
+	// blobMax sets Env.BlobMaxBytes.
+	blobMax int64
 }
 
 func newHarness(t testing.TB, o harnessOptions) *harness {
@@ -75,7 +77,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	s := mcp.NewServer(&mcp.Implementation{Name: "tools-test", Version: "v0"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	tools.Register(s, &tools.Env{RS: client, ProviderURL: srv.URL(), Capabilities: o.cache, FetchTextChars: o.fetchTextChars})
+	tools.Register(s, &tools.Env{RS: client, ProviderURL: srv.URL(), Capabilities: o.cache, FetchTextChars: o.fetchTextChars, BlobMaxBytes: o.blobMax})
 	wire := &wireLog{}
 	h := &harness{rs: srv, token: token, wire: wire, cs: connectLogged(t, s, wire),
 		tools: map[string]*mcp.Tool{}, outputs: map[string]*jsonschema.Resolved{}}

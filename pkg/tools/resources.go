@@ -46,6 +46,10 @@ var resourceTemplates = []struct {
 			"renders it. {handle} is unpadded base64url of the JSON object " +
 			`{"v":1,"kind":"field-window","connection_id","stream","record_id","field_path"} plus any of ` +
 			"read_record_field's cursor, offset_chars, limit_chars, q, before_chars, after_chars."}, readFieldWindowResource},
+	{&mcp.ResourceTemplate{Name: "pdpp-blob", URITemplate: "pdpp://blob/{connection_id}/{blob_id}",
+		Title: "PDPP blob", Description: "The bytes of a blob a granted record references (GET /v1/blobs/{blob_id}), " +
+			"with the resource server's media type: text types as text, others base64. Use the handle exactly as a " +
+			"record's blob_ref printed it (fetch: pdpp://blob/…). A blob over the size bound is an error stating its size."}, readBlobResource},
 }
 
 // streamTemplate is the template whose {name} completion offers.

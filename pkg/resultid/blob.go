@@ -1,0 +1,112 @@
+package resultid
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// BlobScheme prefixes blob handles.
+const BlobScheme = "pdpp://blob/"
+
+// PartBlob is the blob id of a blob handle.
+const PartBlob Part = "blob_id"
+
+// blobExpected is what a blob handle looks like, for errors.
+const blobExpected = "pdpp://blob/<connection_id>/<blob_id> exactly as a tool printed it"
+
+// Blob names one blob the grant can read: the connection whose record
+// references it and the RS's blob id. The connection is part of the name
+// because the same bytes may be referenced under several connections, and
+// the RS refuses a read that does not say which (409 ambiguous_connection).
+type Blob struct {
+	connection string
+	blob       string
+}
+
+// NewBlob builds a blob handle. connectionID may be empty when the record
+// that references the blob carried none; such a handle reads without
+// connection_id and the RS decides.
+func NewBlob(connectionID, blobID string) (Blob, error) {
+	return newBlob(BlobScheme+connectionID+"/"+blobID, connectionID, blobID)
+}
+
+// newBlob checks the parts; in is the input errors quote.
+func newBlob(in, connectionID, blobID string) (Blob, error) {
+	if connectionID != "" {
+		if p := checkSegment(connectionID, false); p != "" {
+			return Blob{}, invalidURI(in, PartConnection, "the connection_id "+p, blobExpected)
+		}
+	}
+	if p := checkSegment(blobID, true); p != "" {
+		return Blob{}, invalidURI(in, PartBlob, "the blob_id "+p, blobExpected)
+	}
+	return Blob{connection: connectionID, blob: blobID}, nil
+}
+
+// ConnectionID is the connection the blob is read under ("" when unknown).
+func (b Blob) ConnectionID() string { return b.connection }
+
+// BlobID is the RS's blob id.
+func (b Blob) BlobID() string { return b.blob }
+
+// URI is pdpp://blob/{connection_id}/{blob_id}, each segment escaped as a
+// path segment; pdpp://blob/{blob_id} when the connection is unknown.
+func (b Blob) URI() string {
+	if b.connection == "" {
+		return BlobScheme + url.PathEscape(b.blob)
+	}
+	return BlobScheme + url.PathEscape(b.connection) + "/" + url.PathEscape(b.blob)
+}
+
+// At is the handle of the text that starts offset characters into the blob:
+// the URI with ?offset_chars=N (the URI itself for 0). Tools print it as the
+// continuation of a bounded text blob.
+func (b Blob) At(offset int) string {
+	if offset <= 0 {
+		return b.URI()
+	}
+	return b.URI() + "?offset_chars=" + strconv.Itoa(offset)
+}
+
+// IsBlobURI reports whether s is meant as a blob handle.
+func IsBlobURI(s string) bool { return strings.HasPrefix(s, BlobScheme) }
+
+// ParseBlobURI reads a blob handle, with the offset its ?offset_chars= query
+// names (0 without one). Every rejection is a *Error with
+// CodeInvalidResourceURI.
+func ParseBlobURI(s string) (Blob, int, error) {
+	rest, ok := strings.CutPrefix(s, BlobScheme)
+	if !ok || rest == "" {
+		return Blob{}, 0, invalidURI(s, PartNone, "it does not match pdpp://blob/{connection_id}/{blob_id}", blobExpected)
+	}
+	offset := 0
+	if path, query, found := strings.Cut(rest, "?"); found {
+		v, ok := strings.CutPrefix(query, "offset_chars=")
+		n, err := strconv.Atoi(v)
+		if !ok || !isDigits(v) || err != nil {
+			return Blob{}, 0, invalidURI(s, PartNone, "its query is not offset_chars=<non-negative integer>", blobExpected)
+		}
+		rest, offset = path, n
+	}
+	if strings.Contains(rest, "#") {
+		return Blob{}, 0, invalidURI(s, PartNone, "it carries a fragment", blobExpected)
+	}
+	segs := strings.Split(rest, "/")
+	if len(segs) > 2 {
+		return Blob{}, 0, invalidURI(s, PartNone, "it has more than two segments; a \"/\" inside an id is written %2F", blobExpected)
+	}
+	var parts [2]string
+	for i, seg := range segs {
+		u, err := url.PathUnescape(seg)
+		if err != nil {
+			return Blob{}, 0, invalidURI(s, PartNone, "a segment is not validly URI-encoded", blobExpected)
+		}
+		parts[i] = u
+	}
+	if len(segs) == 1 {
+		parts[0], parts[1] = "", parts[0]
+	}
+	b, err := newBlob(s, parts[0], parts[1])
+	return b, offset, err
+}
