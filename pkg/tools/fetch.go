@@ -28,7 +28,7 @@ const maxExpandedIDs = 20
 const fetchInput = `{
  "type": "object",
  "properties": {
-  "id": {"type": "string", "minLength": 1, "description": "Id exactly as search or a ladder showed it (connection_id/stream:record_id), a legacy stream:record_id, or a pdpp://record/ URI."},
+  "id": {"type": "string", "minLength": 1, "description": "Id exactly as search or a ladder showed it (connection_id/stream:record_id), a legacy stream:record_id, or a pdpp://record/ or pdpp://blob/ URI."},
   "fields": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Top-level fields to return; the others appear nowhere."},
   "expand": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Relations to embed, from schema(stream)."},
   "expand_limit": {"type": "object", "minProperties": 1, "propertyNames": {"minLength": 1, "pattern": "^[^\\[\\]]+$"}, "additionalProperties": {"type": "integer", "minimum": 1}, "description": "Per-relation cap; relation must be in expand."},
@@ -58,7 +58,8 @@ var fetchTool = &spec[fetchArgs]{
 		Description: "Fetch one record as a document {id, title, text, url, metadata} (GET /v1/streams/{stream}/records/{id}). Read-only. " +
 			"id is connection_id/stream:record_id as search shows it, or a legacy stream:record_id (add connection_id when ambiguous_connection lists several). " +
 			"text is the record's text, content, body or summary field, or compact JSON for the projected record if the projection excludes every text-like field; " +
-			"it is bounded and metadata.next reads on. metadata names stream, connection_id and connector_key.",
+			"it is bounded and metadata.next reads on. metadata names stream, connection_id and connector_key. " +
+			"A pdpp://blob/ id reads a blob: text (metadata.next reads on), an image, or metadata.",
 		Annotations:  readOnly("Fetch PDPP search result"),
 		InputSchema:  mustSchema("fetch", fetchInput),
 		OutputSchema: mustSchema("fetch", fetchOutput),

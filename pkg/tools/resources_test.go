@@ -29,6 +29,7 @@ func TestResourceTemplatesList(t *testing.T) {
 	}
 	// The SDK lists templates sorted by URI template.
 	want := []string{
+		"pdpp-blob pdpp://blob/{connection_id}/{blob_id} ",
 		"pdpp-field-window pdpp://field-window/{handle} text/plain",
 		"pdpp-record pdpp://record/{handle} application/json",
 		"pdpp-stream pdpp://stream/{name} application/json",
