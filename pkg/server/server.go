@@ -144,7 +144,7 @@ func NewWithDirect(o Options) (*mcp.Server, *Direct) {
 		CompletionHandler: tools.Completion(env),
 		SetCacheable:      setCacheable,
 	})
-	s.AddReceivingMiddleware(answer(logger), checkResourceURI)
+	s.AddReceivingMiddleware(answer(logger), checkResourceURI, revisionFields)
 	return s, &Direct{log: logger, handlers: tools.Register(s, env)}
 }
 

@@ -234,7 +234,7 @@ func TestFetchTextCharsAndTemplates(t *testing.T) {
 		}
 		templates = append(templates, rt.URITemplate)
 	}
-	if len(templates) != 3 {
+	if len(templates) != 4 {
 		t.Errorf("resource templates %v", templates)
 	}
 }
