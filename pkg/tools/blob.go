@@ -210,10 +210,10 @@ type blobDoc struct {
 // blobMeta is the blob document's metadata. The id already names the blob
 // and its connection.
 type blobMeta struct {
-	Kind         string `json:"kind"`
-	MIMEType     string `json:"mime_type"`
-	SizeBytes    int    `json:"size_bytes"`
-	SHA256       string `json:"sha256"`
+	Kind      string `json:"kind"`
+	MIMEType  string `json:"mime_type"`
+	SizeBytes int    `json:"size_bytes"`
+	SHA256    string `json:"sha256"`
 	// SHA256Check says how the digest compares with the one the blob id
 	// names; a mismatch is never called verified.
 	SHA256Check string `json:"sha256_check"`
