@@ -50,13 +50,30 @@ func (b Blob) ConnectionID() string { return b.connection }
 // BlobID is the RS's blob id.
 func (b Blob) BlobID() string { return b.blob }
 
-// URI is pdpp://blob/{connection_id}/{blob_id}, each segment escaped as a
-// path segment; pdpp://blob/{blob_id} when the connection is unknown.
+// URI is pdpp://blob/{connection_id}/{blob_id}, each segment escaped; pdpp://blob/{blob_id} when the connection is unknown.
 func (b Blob) URI() string {
 	if b.connection == "" {
-		return BlobScheme + url.PathEscape(b.blob)
+		return BlobScheme + escapeStrict(b.blob)
 	}
-	return BlobScheme + url.PathEscape(b.connection) + "/" + url.PathEscape(b.blob)
+	return BlobScheme + escapeStrict(b.connection) + "/" + escapeStrict(b.blob)
+}
+
+// escapeStrict percent-encodes every byte but RFC 3986's unreserved ones, so
+// a segment matches a URI template's simple {variable} whatever it holds.
+func escapeStrict(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
 }
 
 // At is the handle of the text that starts offset characters into the blob:

@@ -284,6 +284,10 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 			m.Note = "a host that reads MCP resources can read the bytes from the resource"
 		}
 	}
+	var l links
+	size := int64(len(b.body))
+	l.blob(h.URI(), b.mediaType, &size)
+	extra = append(extra, l.out...)
 	doc.Title = blobTitle(b, m.Kind)
 	doc.Metadata = m
 	res := &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: compactJSON(doc)}}, extra...), StructuredContent: doc}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -146,7 +147,7 @@ func TestBlobFetchKinds(t *testing.T) {
 	t.Run("image as image content", func(t *testing.T) {
 		b := blobs["image/png"]
 		res := h.callAny(t, "fetch", map[string]any{"id": b.handle})
-		if res.IsError || len(res.Content) != 2 {
+		if res.IsError || len(res.Content) != 3 {
 			t.Fatalf("image: isError=%v %d blocks", res.IsError, len(res.Content))
 		}
 		img, ok := res.Content[1].(*mcp.ImageContent)
@@ -308,6 +309,76 @@ func TestBlobHostileRS(t *testing.T) {
 			}
 			if strings.Contains(text(res), "verified") && !strings.Contains(text(res), "unverified") {
 				t.Errorf("a blob is called verified: %s", text(res))
+			}
+		})
+	}
+}
+
+// resource_link blocks name the records and blobs of a result, only for
+// revisions that have them (2025-06-18 on), and each link reads.
+func TestResourceLinks(t *testing.T) {
+	srv := pdpptest.New(t, pdpptest.Options{})
+	c, err := rs.New(rs.Options{BaseURL: srv.URL(), Token: func() string { return srv.Token(pdpptest.TokenClient) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "v0"}, nil)
+	tools.Register(s, &tools.Env{RS: c, ProviderURL: srv.URL()})
+	calls := []struct {
+		tool string
+		args map[string]any
+		want []string // link URIs that must be among the links
+	}{
+		{"fetch", map[string]any{"id": "cin_gmail_personal/attachments:p_msg_002_att_1"}, []string{gmailBlob}},
+		{"fetch", map[string]any{"id": gmailBlob}, []string{gmailBlob}},
+		{"search", map[string]any{"q": "Lisbon"}, nil},
+		{"query_records", map[string]any{"stream": "attachments", "connection_id": "cin_gmail_personal", "limit": 3}, []string{gmailBlob}},
+		{"read_record_field", map[string]any{"id": "cin_gmail_personal/message_bodies:p_msg_002_body", "field_path": "body_text"}, nil},
+	}
+	for _, version := range []string{"2025-03-26", "2025-06-18", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			ctx := context.Background()
+			st, ct := mcp.NewInMemoryTransports()
+			ss, err := s.Connect(ctx, st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ss.Close()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "v0"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			for _, call := range calls {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.tool, Arguments: call.args})
+				if err != nil || res.IsError {
+					t.Fatalf("%s %v: %v %v", call.tool, call.args, err, res)
+				}
+				var uris []string
+				for _, c := range res.Content {
+					if l, ok := c.(*mcp.ResourceLink); ok {
+						uris = append(uris, l.URI)
+						if l.Name == "" {
+							t.Errorf("%s: a link without a name", call.tool)
+						}
+						if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: l.URI}); err != nil {
+							t.Errorf("%s: link %s does not read: %v", call.tool, l.URI, err)
+						}
+					}
+				}
+				switch {
+				case version < "2025-06-18" && len(uris) > 0:
+					t.Errorf("%s: %d resource_link blocks on %s", call.tool, len(uris), version)
+				case version >= "2025-06-18" && len(uris) == 0:
+					t.Errorf("%s: no resource_link on %s", call.tool, version)
+				case len(uris) > 10:
+					t.Errorf("%s: %d links, over the bound", call.tool, len(uris))
+				}
+				for _, w := range call.want {
+					if version >= "2025-06-18" && !slices.Contains(uris, w) {
+						t.Errorf("%s: no link to %s in %v", call.tool, w, uris)
+					}
+				}
 			}
 		})
 	}

@@ -164,7 +164,36 @@ func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult,
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: compactJSON(doc)}}, StructuredContent: doc}, nil
+	var l links
+	if rid, err := resultid.New(doc.Metadata.ConnectionID, doc.Metadata.Stream, doc.Metadata.RecordID); err == nil {
+		l.record(rid.String())
+	}
+	blobLinks(&l, doc.Metadata.ConnectionID, gjson.GetBytes(body, "data"), 0)
+	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: compactJSON(doc)}}, l.out...), StructuredContent: doc}, nil
+}
+
+// blobLinks links the blob_refs of a record payload read under connection
+// (members, and the elements of arrays of attachments, a few levels down).
+func blobLinks(l *links, connection string, v gjson.Result, depth int) {
+	if depth > 3 {
+		return
+	}
+	if b, ok := evidence.BlobRef(v); ok {
+		if h, err := resultid.NewBlob(connection, b.BlobID); err == nil {
+			var size *int64
+			if b.HasSize {
+				size = &b.SizeBytes
+			}
+			l.blob(h.URI(), b.MIMEType, size)
+		}
+		return
+	}
+	v.ForEach(func(_, m gjson.Result) bool {
+		if m.IsObject() || m.IsArray() {
+			blobLinks(l, connection, m, depth+1)
+		}
+		return true
+	})
 }
 
 // fetchDoc is fetch's structuredContent, the search/fetch document contract:

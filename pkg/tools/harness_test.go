@@ -173,11 +173,17 @@ func (h *harness) call(t testing.TB, name string, args any) *mcp.CallToolResult 
 	if strings.Contains(text0(res), h.token) || strings.Contains(h.wire.last(), h.token) {
 		t.Fatalf("%s: the bearer token appears in the result", name)
 	}
-	if len(res.Content) != 1 {
-		t.Fatalf("%s: %d content blocks, want 1", name, len(res.Content))
+	if len(res.Content) == 0 {
+		t.Fatalf("%s: no content blocks", name)
 	}
 	if _, ok := res.Content[0].(*mcp.TextContent); !ok {
 		t.Fatalf("%s: content[0] is %T, want text", name, res.Content[0])
+	}
+	// After the text, only links to the resources the result names.
+	for i, c := range res.Content[1:] {
+		if _, ok := c.(*mcp.ResourceLink); !ok || res.IsError {
+			t.Fatalf("%s: content[%d] is %T (isError %v), want only resource_link after the text", name, i+1, c, res.IsError)
+		}
 	}
 	if res.StructuredContent == nil {
 		t.Fatalf("%s: result without structuredContent", name)

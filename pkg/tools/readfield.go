@@ -167,7 +167,9 @@ func runReadField(ctx context.Context, env *Env, a *readFieldArgs) (*mcp.CallToo
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: w.text()}}, StructuredContent: w.structured(env)}, nil
+	var l links
+	l.record(w.id.String())
+	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: w.text()}}, l.out...), StructuredContent: w.structured(env)}, nil
 }
 
 // window is a field window ready to render: from the RS field-window route,

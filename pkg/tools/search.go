@@ -177,8 +177,12 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 		ProviderURL:   providerURL(env, resp),
 		RequestID:     resp.RequestID,
 	}
+	var l links
+	for _, r := range results {
+		l.record(r.ID)
+	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: searchText(top, results, sc.ContentLadder, extra, limit, a.Mode == "hybrid")}},
+		Content:           append([]mcp.Content{&mcp.TextContent{Text: searchText(top, results, sc.ContentLadder, extra, limit, a.Mode == "hybrid")}}, l.out...),
 		StructuredContent: sc,
 	}, nil
 }

@@ -156,6 +156,9 @@ func (s *spec[A]) handler(env *Env) mcp.ToolHandler {
 			env.Logger.DebugContext(ctx, "tool call failed", append([]any{"tool", s.def.Name}, errorAttrs(env, err)...)...)
 			return errorResult(env, err), nil
 		}
+		if len(res.Content) > 1 && !linksAllowed(req) {
+			res.Content = withoutLinks(res.Content)
+		}
 		return res, nil
 	}
 }
