@@ -13,10 +13,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/version"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
@@ -88,6 +88,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Usage: "time limit (`DURATION`) for each resource server request, body included"},
 			&cli.Int64Flag{Name: "max-response-bytes", Value: rs.DefaultMaxBodyBytes,
 				Usage: "largest resource server answer read, in `BYTES`; a larger one is an rs_response_too_large error"},
+			&cli.Int64Flag{Name: "blob-max-bytes", EnvVars: []string{"PDPP_MCP_BLOB_MAX_BYTES"}, Value: tools.DefaultBlobMaxBytes,
+				Usage: "largest blob (attachment) fetch or a pdpp://blob/ resource reads, in `BYTES`, at most --max-response-bytes; a larger one is a blob_too_large error"},
 			&cli.StringFlag{Name: "log-level", EnvVars: []string{"PDPP_MCP_LOG_LEVEL"}, Value: "info",
 				Usage: "stderr log `LEVEL`: debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-file", EnvVars: []string{"PDPP_MCP_LOG_FILE"},
@@ -106,6 +108,7 @@ type config struct {
 	name     string
 	timeout  time.Duration
 	maxBytes int64
+	blobMax  int64
 	log      *slog.Logger
 	level    slog.Level
 	stdin    io.Reader
@@ -143,6 +146,7 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (err erro
 		name:     strings.TrimSpace(c.String("server-name")),
 		timeout:  c.Duration("timeout"),
 		maxBytes: c.Int64("max-response-bytes"),
+		blobMax:  c.Int64("blob-max-bytes"),
 		level:    level,
 		log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		stdin:    stdin,
@@ -157,6 +161,8 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (err erro
 		return usageErrorf("--timeout must be positive, got %s", cfg.timeout)
 	case cfg.maxBytes <= 0:
 		return usageErrorf("--max-response-bytes must be positive, got %d", cfg.maxBytes)
+	case cfg.blobMax <= 0 || cfg.blobMax > cfg.maxBytes:
+		return usageErrorf("--blob-max-bytes must be positive and at most --max-response-bytes (%d), got %d", cfg.maxBytes, cfg.blobMax)
 	}
 	if c.IsSet("http") {
 		return serveHTTP(c, cfg) // hosted mode: http.go
@@ -303,11 +309,12 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 // closes stdin (nil) or ctx ends (nil: a signal asked us to stop).
 func serve(ctx context.Context, cfg config, client tools.RS, providerURL string) error {
 	srv := server.New(server.Options{
-		RS:          client,
-		ProviderURL: providerURL,
-		Name:        cfg.name,
-		Version:     server.Version(),
-		Logger:      cfg.log,
+		RS:           client,
+		ProviderURL:  providerURL,
+		Name:         cfg.name,
+		Version:      server.Version(),
+		Logger:       cfg.log,
+		BlobMaxBytes: cfg.blobMax,
 	})
 	return server.RunStdio(ctx, srv, cfg.stdin, cfg.stdout, server.StdioOptions{
 		DrainTimeout: cfg.timeout,

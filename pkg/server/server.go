@@ -85,6 +85,12 @@ type Options struct {
 	// 0 means tools.DefaultFetchTextChars (16,384). Longer text is cut and
 	// its continuation named in the document's metadata.
 	FetchTextChars int
+	// BlobMaxBytes bounds the bytes read for one blob; 0 means
+	// tools.DefaultBlobMaxBytes (8 MiB).
+	BlobMaxBytes int64
+	// CitationURL is the provider's public origin, which results cite
+	// (see tools.Env.CitationURL).
+	CitationURL string
 }
 
 // New returns an MCP server with the PDPP tools registered. It performs no
@@ -121,6 +127,8 @@ func NewWithDirect(o Options) (*mcp.Server, *Direct) {
 		Capabilities:   o.Capabilities,
 		CredentialKey:  o.CredentialKey,
 		FetchTextChars: o.FetchTextChars,
+		BlobMaxBytes:   o.BlobMaxBytes,
+		CitationURL:    o.CitationURL,
 	}
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    name,

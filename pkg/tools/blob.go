@@ -178,13 +178,18 @@ func blobFailure(env *Env, h resultid.Blob, limit int64, err error) error {
 	return err
 }
 
-// blobURL is the RS address of a blob on the citation origin.
+// blobURL is the RS address of a blob on the citation origin, or its
+// handle when there is none.
 func blobURL(env *Env, h resultid.Blob, base string) string {
+	base = citationBase(env, base)
+	if base == "" {
+		return h.URI()
+	}
 	path := rs.Path("v1", "blobs", h.BlobID())
 	if c := h.ConnectionID(); c != "" {
 		path += "?connection_id=" + url.QueryEscape(c)
 	}
-	return strings.TrimSuffix(citationBase(env, base), "/") + path
+	return strings.TrimSuffix(base, "/") + path
 }
 
 // decodeBlobText is the blob's bytes as text: valid UTF-8, the byte order mark
@@ -341,11 +346,17 @@ func readBlobResource(ctx context.Context, env *Env, uri string) (*mcp.ResourceC
 	return c, nil
 }
 
-// citationBase is the origin search and fetch documents cite: the
-// configured public origin, else the provider that answered.
+// citationBase is the provider origin results show (document urls,
+// provider_url): the public origin when one is known, else the provider
+// that answered. A hosted server without a public origin shows none: its
+// provider URL is an address the gateway reaches, not one a remote client
+// can open (often an internal one), so documents cite their pdpp:// handle.
 func citationBase(env *Env, base string) string {
-	if env.CitationURL != "" {
+	switch {
+	case env.CitationURL != "":
 		return env.CitationURL
+	case env.Mode == ModeHosted:
+		return ""
 	}
 	return cmp.Or(base, env.ProviderURL)
 }

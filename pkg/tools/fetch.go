@@ -362,6 +362,11 @@ func documentURL(base string, id resultid.ID, rec, payload gjson.Result) string 
 // the connection_id the RS leaves out of record_url. given is the RS's
 // record_url ("" to build one).
 func recordURL(base string, id resultid.ID, given string) string {
+	if base == "" {
+		// No origin a client can open: the record's handle, which a host
+		// that reads resources can read.
+		return id.Handle()
+	}
 	if isHTTPURL(given) {
 		return given
 	}

@@ -231,7 +231,7 @@ func hitResult(base string, h gjson.Result, scope evidence.Scope) searchResult {
 	if ok {
 		r.ID = id.String()
 		r.URL = recordURL(base, id, m.recordURL)
-	} else if m.recordURL != "" {
+	} else if m.recordURL != "" && base != "" {
 		r.URL = strings.TrimSuffix(base, "/") + m.recordURL
 	}
 	r.Title = evidence.Title(h, evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID})
