@@ -371,7 +371,7 @@ func TestResourceLinks(t *testing.T) {
 					t.Errorf("%s: %d resource_link blocks on %s", call.tool, len(uris), version)
 				case version >= "2025-06-18" && len(uris) == 0:
 					t.Errorf("%s: no resource_link on %s", call.tool, version)
-				case len(uris) > 10:
+				case len(uris) > 5:
 					t.Errorf("%s: %d links, over the bound", call.tool, len(uris))
 				}
 				for _, w := range call.want {

@@ -9,7 +9,7 @@ import (
 
 // maxLinks bounds the resource_link blocks of one result; the text handles
 // name every record and blob whatever the bound leaves out.
-const maxLinks = 10
+const maxLinks = 5
 
 // linkRevision is the protocol revision that added resource_link content.
 const linkRevision = "2025-06-18"
