@@ -383,3 +383,35 @@ func TestResourceLinks(t *testing.T) {
 		})
 	}
 }
+
+// Every text that shows a blob_ref prints a handle naming the connection,
+// and the handle reads: read_record_field's window of the binary field and
+// query_records previews included, with or without connection_id.
+func TestBlobHandlesInEveryText(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		// shows: the text shows this blob (a bounded preview may leave
+		// the member out, and then only what it shows is checked).
+		shows bool
+	}{
+		{"read_record_field", map[string]any{"id": "attachments:p_msg_002_att_1", "connection_id": "cin_gmail_personal", "field_path": "blob_ref"}, true},
+		{"read_record_field", map[string]any{"id": "cin_gmail_personal/attachments:p_msg_002_att_1", "field_path": "blob_ref"}, true},
+		{"query_records", map[string]any{"stream": "attachments", "connection_id": "cin_gmail_personal"}, true},
+		{"query_records", map[string]any{"stream": "attachments", "fields": []string{"filename", "blob_ref"}}, true},
+		{"fetch", map[string]any{"id": "cin_gmail_personal/attachments:p_msg_002_att_1"}, true},
+	} {
+		res := h.call(t, c.tool, c.args)
+		txt := text(res)
+		if res.IsError || c.shows && !strings.Contains(txt, gmailBlob) {
+			t.Errorf("%s %v: no connection-scoped blob handle in %s", c.tool, c.args, txt)
+		}
+		if n, scoped := strings.Count(txt, "pdpp://blob/"), strings.Count(txt, "pdpp://blob/cin_"); n != scoped {
+			t.Errorf("%s %v: %d of %d blob handles name no connection: %s", c.tool, c.args, n-scoped, n, txt)
+		}
+	}
+	if res := h.call(t, "fetch", map[string]any{"id": gmailBlob}); res.IsError {
+		t.Errorf("the printed handle does not read: %s", text(res))
+	}
+}

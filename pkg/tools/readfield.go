@@ -276,7 +276,9 @@ func jsonWindow(ctx context.Context, env *Env, r *fieldRead, refusal *rs.Error) 
 	if r.after != nil {
 		sel.After, sel.HasContext = *r.after, true
 	}
-	fw, found := evidence.WindowOf(evidence.VisibleJSON(v), sel)
+	// Blob handles in the rendering name the connection that answered.
+	conn := cmp.Or(rec.Get("connection_id").Str, r.id.ConnectionID())
+	fw, found := evidence.WindowOf(evidence.VisibleJSONIn(v, conn), sel)
 	if !found {
 		return nil, &toolError{Code: CodeQueryNotFound, Param: "q",
 			Message: fmt.Sprintf("q %s does not occur in the JSON rendering of field %s", strconv.Quote(r.q), strconv.Quote(r.field)),
