@@ -244,6 +244,34 @@ func hostileBlobs(t *testing.T, serve func(w http.ResponseWriter, r *http.Reques
 	}})
 }
 
+// An image over the image bound is described, never sent.
+func TestBlobLargeImageIsMetadata(t *testing.T) {
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, tools.BlobImageBytes)...)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(png)
+	}))
+	t.Cleanup(hs.Close)
+	h := newHarness(t, harnessOptions{rs: func(*pdpptest.Server) tools.RS {
+		c, err := rs.New(rs.Options{BaseURL: hs.URL, Token: func() string { return "tok_large_image" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}})
+	res := h.call(t, "fetch", map[string]any{"id": "pdpp://blob/cin_a/big_png"})
+	doc := gjson.Parse(text(res))
+	if res.IsError || doc.Get("metadata.kind").Str != "binary" || doc.Get("metadata.resource").Str != "pdpp://blob/cin_a/big_png" ||
+		!strings.Contains(doc.Get("metadata.shown").Str, "over the 1048576 bytes") {
+		t.Errorf("large image: %s", text(res))
+	}
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.ImageContent); ok {
+			t.Error("an image over the bound was sent as image content")
+		}
+	}
+}
+
 func TestBlobHostileRS(t *testing.T) {
 	addressed := "blob_sha256_" + strings.Repeat("ab", 32)
 	for _, tc := range []struct {
