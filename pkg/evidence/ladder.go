@@ -327,7 +327,7 @@ func newEntry(id, connection, stream, record string) Entry {
 func blobField(name string, b Blob, connection string) BinaryField {
 	f := BinaryField{FieldPath: name, BinaryField: true, HandleSemantics: LiveLookup, PreviewStatus: StatusBinaryOnly,
 		BlobID: b.BlobID, MIMEType: b.MIMEType, SHA256: b.SHA256, FetchURL: b.FetchURL}
-	if h, ok := blobHandle(connection, b.BlobID); ok {
+	if h, ok := blobHandle(connection, b); ok {
 		f.Fetch = h
 	}
 	if b.HasSize {

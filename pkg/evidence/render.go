@@ -263,13 +263,14 @@ func VisibleJSONIn(v gjson.Result, connection string) string {
 // absurd blob id) is left out rather than cut, and fetch_url stands.
 const maxHandleBytes = 400
 
-// blobHandle is the pdpp://blob/ handle of a blob read under connection.
-func blobHandle(connection, blobID string) (string, bool) {
-	b, err := resultid.NewBlob(connection, blobID)
+// blobHandle is the pdpp://blob/ handle of a blob read under connection,
+// carrying the digest the blob_ref states when the id does not name it.
+func blobHandle(connection string, m Blob) (string, bool) {
+	b, err := resultid.NewBlob(connection, m.BlobID)
 	if err != nil {
 		return "", false
 	}
-	h := b.URI()
+	h := b.WithSHA256(m.SHA256).URI()
 	return h, len(h) <= maxHandleBytes
 }
 
@@ -548,7 +549,7 @@ func (r *renderer) blob(b []byte, m Blob) []byte {
 	}
 	// The handle replaces fetch_url, which only a bearer of the grant's
 	// token can open: fetch reads the handle through the same route.
-	if h, ok := blobHandle(r.conn, m.BlobID); ok {
+	if h, ok := blobHandle(r.conn, m); ok {
 		b = append(b, `,"fetch":`...)
 		b = jsonw.AppendString(b, h)
 	} else if m.FetchURL != "" {

@@ -22,6 +22,9 @@ const blobExpected = "pdpp://blob/<connection_id>/<blob_id> exactly as a tool pr
 type Blob struct {
 	connection string
 	blob       string
+	// sha256 is the digest the referencing record's blob_ref states, kept
+	// only when the blob id does not already name it.
+	sha256 string
 }
 
 // NewBlob builds a blob handle. connectionID may be empty when the record
@@ -44,6 +47,50 @@ func newBlob(in, connectionID, blobID string) (Blob, error) {
 	return Blob{connection: connectionID, blob: blobID}, nil
 }
 
+// WithSHA256 returns b carrying the digest a record's blob_ref states for
+// it, so a read can check the bytes. A digest that is not 64 hex digits, or
+// the one the id itself names, is not carried.
+func (b Blob) WithSHA256(h string) Blob {
+	h = strings.ToLower(h)
+	if !isSHA256(h) || h == b.NamedSHA256() {
+		return b
+	}
+	b.sha256 = h
+	return b
+}
+
+// SHA256 is the digest the bytes should have: the one the handle carries,
+// else the one the id names ("" when neither says).
+func (b Blob) SHA256() string {
+	if b.sha256 != "" {
+		return b.sha256
+	}
+	return b.NamedSHA256()
+}
+
+// NamedSHA256 is the digest a content-addressed blob id names: the
+// reference RS calls the blob with sha256 h "blob_sha256_<h>".
+func (b Blob) NamedSHA256() string {
+	for _, p := range []string{"blob_sha256_", "sha256:", "sha256-"} {
+		if h, ok := strings.CutPrefix(b.blob, p); ok && isSHA256(strings.ToLower(h)) {
+			return strings.ToLower(h)
+		}
+	}
+	return ""
+}
+
+func isSHA256(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // ConnectionID is the connection the blob is read under ("" when unknown).
 func (b Blob) ConnectionID() string { return b.connection }
 
@@ -52,10 +99,14 @@ func (b Blob) BlobID() string { return b.blob }
 
 // URI is pdpp://blob/{connection_id}/{blob_id}, each segment escaped; pdpp://blob/{blob_id} when the connection is unknown.
 func (b Blob) URI() string {
-	if b.connection == "" {
-		return BlobScheme + escapeStrict(b.blob)
+	u := BlobScheme + escapeStrict(b.blob)
+	if b.connection != "" {
+		u = BlobScheme + escapeStrict(b.connection) + "/" + escapeStrict(b.blob)
 	}
-	return BlobScheme + escapeStrict(b.connection) + "/" + escapeStrict(b.blob)
+	if b.sha256 != "" {
+		u += "?sha256=" + b.sha256
+	}
+	return u
 }
 
 // escapeStrict percent-encodes every byte but RFC 3986's unreserved ones, so
@@ -76,6 +127,13 @@ func escapeStrict(s string) string {
 	return b.String()
 }
 
+// ResourceURI is the URI of the blob resource: URI without the sha256
+// query, since a resource template cannot carry one.
+func (b Blob) ResourceURI() string {
+	b.sha256 = ""
+	return b.URI()
+}
+
 // At is the handle of the text that starts offset characters into the blob:
 // the URI with ?offset_chars=N (the URI itself for 0). Tools print it as the
 // continuation of a bounded text blob.
@@ -83,28 +141,50 @@ func (b Blob) At(offset int) string {
 	if offset <= 0 {
 		return b.URI()
 	}
-	return b.URI() + "?offset_chars=" + strconv.Itoa(offset)
+	sep := "?"
+	if b.sha256 != "" {
+		sep = "&"
+	}
+	return b.URI() + sep + "offset_chars=" + strconv.Itoa(offset)
 }
 
 // IsBlobURI reports whether s is meant as a blob handle.
 func IsBlobURI(s string) bool { return strings.HasPrefix(s, BlobScheme) }
 
-// ParseBlobURI reads a blob handle, with the offset its ?offset_chars= query
-// names (0 without one). Every rejection is a *Error with
-// CodeInvalidResourceURI.
+// ParseBlobURI reads a blob handle, with the offset its offset_chars query
+// member names (0 without one) and the sha256 member a record's blob_ref
+// stated. Every rejection is a *Error with CodeInvalidResourceURI.
 func ParseBlobURI(s string) (Blob, int, error) {
 	rest, ok := strings.CutPrefix(s, BlobScheme)
 	if !ok || rest == "" {
 		return Blob{}, 0, invalidURI(s, PartNone, "it does not match pdpp://blob/{connection_id}/{blob_id}", blobExpected)
 	}
-	offset := 0
+	offset, sha := 0, ""
 	if path, query, found := strings.Cut(rest, "?"); found {
-		v, ok := strings.CutPrefix(query, "offset_chars=")
-		n, err := strconv.Atoi(v)
-		if !ok || !isDigits(v) || err != nil {
-			return Blob{}, 0, invalidURI(s, PartNone, "its query is not offset_chars=<non-negative integer>", blobExpected)
+		seen := map[string]bool{}
+		for _, kv := range strings.Split(query, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			if seen[k] {
+				return Blob{}, 0, invalidURI(s, PartNone, "its query repeats "+k, blobExpected)
+			}
+			seen[k] = true
+			switch k {
+			case "offset_chars":
+				n, err := strconv.Atoi(v)
+				if !isDigits(v) || err != nil {
+					return Blob{}, 0, invalidURI(s, PartNone, "its offset_chars= is not a non-negative integer", blobExpected)
+				}
+				offset = n
+			case "sha256":
+				if !isSHA256(v) {
+					return Blob{}, 0, invalidURI(s, PartNone, "its sha256= is not 64 lower-case hex digits", blobExpected)
+				}
+				sha = v
+			default:
+				return Blob{}, 0, invalidURI(s, PartNone, "its query has "+quote(k)+"; only sha256= and offset_chars= are known", blobExpected)
+			}
 		}
-		rest, offset = path, n
+		rest = path
 	}
 	if strings.Contains(rest, "#") {
 		return Blob{}, 0, invalidURI(s, PartNone, "it carries a fragment", blobExpected)
@@ -125,5 +205,12 @@ func ParseBlobURI(s string) (Blob, int, error) {
 		parts[0], parts[1] = "", parts[0]
 	}
 	b, err := newBlob(s, parts[0], parts[1])
-	return b, offset, err
+	if err != nil {
+		return Blob{}, 0, err
+	}
+	b.sha256 = sha
+	if sha == b.NamedSHA256() {
+		b.sha256 = ""
+	}
+	return b, offset, nil
 }

@@ -73,29 +73,17 @@ type blobBytes struct {
 	// mediaType is its lower-cased type/subtype.
 	contentType, mediaType string
 	body                   []byte
-	// sha256 is the digest of body; expected is the digest the blob id
-	// names ("" when it names none).
+	// sha256 is the digest of body; expected is the digest the record's
+	// blob_ref stated, carried by the handle or named by the blob id (""
+	// when neither says).
 	sha256, expected string
 	requestID, base  string
 }
 
 func (b *blobBytes) kind() blobKind { return blobKindOf(b.mediaType) }
 
-// mismatch reports whether the bytes differ from the digest the id names.
+// mismatch reports whether the bytes differ from the digest stated.
 func (b *blobBytes) mismatch() bool { return b.expected != "" && b.expected != b.sha256 }
-
-// contentSHA256 is the digest a content-addressed blob id names: the
-// reference RS calls the blob with sha256 h "blob_sha256_<h>".
-func contentSHA256(blobID string) string {
-	for _, p := range []string{"blob_sha256_", "sha256:", "sha256-"} {
-		if h, ok := strings.CutPrefix(blobID, p); ok && len(h) == 64 {
-			if _, err := hex.DecodeString(h); err == nil {
-				return strings.ToLower(h)
-			}
-		}
-	}
-	return ""
-}
 
 // blobMax is the byte bound of one blob read.
 func blobMax(env *Env) int64 { return cmp.Or(env.BlobMaxBytes, DefaultBlobMaxBytes) }
@@ -127,7 +115,7 @@ func readBlob(ctx context.Context, env *Env, h resultid.Blob) (*blobBytes, error
 	b.mediaType = strings.ToLower(mt)
 	sum := sha256.Sum256(b.body)
 	b.sha256 = hex.EncodeToString(sum[:])
-	b.expected = contentSHA256(h.BlobID())
+	b.expected = h.SHA256()
 	return b, nil
 }
 
@@ -285,7 +273,7 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 			m.Shown = "metadata only: the image is over the " + strconv.Itoa(BlobImageBytes) + " bytes fetch shows as image content"
 		}
 		if h.ConnectionID() != "" {
-			m.Resource = h.URI()
+			m.Resource = h.ResourceURI()
 			m.Note = "a host that reads MCP resources can read the bytes from the resource"
 		}
 	}
@@ -303,12 +291,12 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 func (b *blobBytes) check() string {
 	switch {
 	case b.expected == "":
-		return "computed here; the blob id names no digest to compare with"
+		return "computed here; neither the record nor the blob id states a digest to compare with"
 	case b.mismatch():
-		return "MISMATCH: the blob id names sha256 " + b.expected + " but the bytes the resource server sent hash to " +
+		return "MISMATCH: the record states sha256 " + b.expected + " but the bytes the resource server sent hash to " +
 			b.sha256 + "; they are its answer, unverified"
 	}
-	return "matches the sha256 the blob id names"
+	return "matches the sha256 the record states"
 }
 
 func blobTitle(b *blobBytes, kind string) string {
@@ -323,10 +311,10 @@ func readBlobResource(ctx context.Context, env *Env, uri string) (*mcp.ResourceC
 	if err != nil {
 		return nil, idError("uri", err)
 	}
-	if offset != 0 {
+	if offset != 0 || strings.Contains(uri, "?") {
 		return nil, &toolError{Code: resultid.CodeInvalidResourceURI, Param: "uri",
-			Message: "a blob resource is read whole; ?offset_chars= continues text in the fetch tool only",
-			Next:    "read the URI without its query"}
+			Message: "a blob resource is pdpp://blob/{connection_id}/{blob_id} read whole; a ?query belongs to the fetch tool's handles",
+			Next:    "read the URI without its query, or pass the handle to fetch"}
 	}
 	b, err := readBlob(ctx, env, h)
 	if err != nil {

@@ -54,7 +54,7 @@ func TestBlobFromRecordText(t *testing.T) {
 	if doc.Get("metadata.kind").Str != "text" || !strings.Contains(doc.Get("text").Str, "itinerary") && doc.Get("text").Str == "" {
 		t.Errorf("text blob: %s", text(res))
 	}
-	if got := doc.Get("metadata.sha256_check").Str; got != "matches the sha256 the blob id names" {
+	if got := doc.Get("metadata.sha256_check").Str; got != "matches the sha256 the record states" {
 		t.Errorf("sha256_check %q", got)
 	}
 	if reqs := h.requests(t); len(reqs) != 1 || reqs[0].String() != "/v1/blobs/blob_sha256_c514bff25a8680e2bda41ec474006756282def0bcc3690db3cf55dad1c4837e6?connection_id=cin_gmail_personal" {
@@ -285,6 +285,10 @@ func TestBlobHostileRS(t *testing.T) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_, _ = w.Write([]byte("not the bytes the id names"))
 		}, addressed, []string{"MISMATCH", "unverified", "not the bytes the id names"}, false},
+		{"the record's digest, carried by the handle, is checked", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/pdf")
+			_, _ = w.Write([]byte("%PDF-1.4 not what the record says"))
+		}, "blob_x?sha256=" + strings.Repeat("0", 64), []string{"MISMATCH", "states sha256 " + strings.Repeat("0", 64), "unverified"}, false},
 		{"invalid UTF-8 text is repaired and said", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/csv")
 			_, _ = w.Write([]byte("a,b\n\xff\xfe,c\n"))
@@ -321,7 +325,7 @@ func TestBlobHostileRS(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := hostileBlobs(t, func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path != "/v1/blobs/"+tc.id {
+				if id, _, _ := strings.Cut(tc.id, "?"); r.URL.Path != "/v1/blobs/"+id || r.URL.RawQuery != "" {
 					t.Errorf("request %s", r.URL.Path)
 				}
 				tc.serve(w, r)

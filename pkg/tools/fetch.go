@@ -180,6 +180,7 @@ func blobLinks(l *links, connection string, v gjson.Result, depth int) {
 	}
 	if b, ok := evidence.BlobRef(v); ok {
 		if h, err := resultid.NewBlob(connection, b.BlobID); err == nil {
+			h = h.WithSHA256(b.SHA256)
 			var size *int64
 			if b.HasSize {
 				size = &b.SizeBytes

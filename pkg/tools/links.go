@@ -49,7 +49,7 @@ func (l *links) blob(handle, mimeType string, size *int64) {
 	if err != nil || h.ConnectionID() == "" {
 		return
 	}
-	l.add(&mcp.ResourceLink{URI: h.URI(), Name: h.BlobID(), MIMEType: mimeType, Size: size})
+	l.add(&mcp.ResourceLink{URI: h.ResourceURI(), Name: h.BlobID(), MIMEType: mimeType, Size: size})
 }
 
 // entry links a ladder entry's record and its blobs.

@@ -50,7 +50,7 @@ var resourceTemplates = []struct {
 	{&mcp.ResourceTemplate{Name: "pdpp-blob", URITemplate: "pdpp://blob/{connection_id}/{blob_id}",
 		Title: "PDPP blob", Description: "The bytes of a blob a granted record references (GET /v1/blobs/{blob_id}), " +
 			"with the resource server's media type: text types as text, others base64. Use the handle exactly as a " +
-			"record's blob_ref printed it (fetch: pdpp://blob/…). A blob over the size bound is an error stating its size."}, readBlobResource},
+			"record's blob_ref printed it (fetch: pdpp://blob/…), without a ?query. A blob over the size bound is an error stating its size."}, readBlobResource},
 }
 
 // streamTemplate is the template whose {name} completion offers.
