@@ -68,7 +68,6 @@ func blobKindOf(mediaType string) blobKind {
 
 // blobBytes is one blob as the RS served it.
 type blobBytes struct {
-	handle resultid.Blob
 	// contentType is the RS's Content-Type, parameters included;
 	// mediaType is its lower-cased type/subtype.
 	contentType, mediaType string
@@ -77,7 +76,8 @@ type blobBytes struct {
 	// blob_ref stated, carried by the handle or named by the blob id (""
 	// when neither says).
 	sha256, expected string
-	requestID, base  string
+	// base is the provider that answered.
+	base string
 }
 
 func (b *blobBytes) kind() blobKind { return blobKindOf(b.mediaType) }
@@ -101,18 +101,23 @@ func readBlob(ctx context.Context, env *Env, h resultid.Blob) (*blobBytes, error
 	if err != nil {
 		return nil, blobFailure(env, h, limit, err)
 	}
-	b := &blobBytes{handle: h, contentType: resp.Header.Get("Content-Type"), body: resp.Body,
-		requestID: resp.RequestID, base: resp.BaseURL}
+	b := &blobBytes{body: resp.Body, base: resp.BaseURL}
 	if int64(len(b.body)) > limit {
 		// A reader that ignores the context's bound (a test double, a
 		// wrapper) is held to it here.
 		return nil, blobFailure(env, h, limit, &rs.TransportError{Code: rs.CodeTooLarge, Limit: limit, Size: int64(len(b.body))})
 	}
-	mt, _, perr := mime.ParseMediaType(b.contentType)
-	if perr != nil || mt == "" || !utf8.ValidString(b.contentType) || len(b.contentType) > 200 {
-		b.contentType, mt = "application/octet-stream", "application/octet-stream"
+	// The RS's type, re-formatted from its parsed parts so nothing odd it
+	// sent reaches a result; unusable or absent means octet-stream.
+	ct := resp.Header.Get("Content-Type")
+	mt, params, perr := mime.ParseMediaType(ct)
+	if perr == nil && len(ct) <= 200 {
+		ct = mime.FormatMediaType(mt, params)
 	}
-	b.mediaType = strings.ToLower(mt)
+	if perr != nil || ct == "" || len(ct) > 200 || !utf8.ValidString(ct) {
+		ct, mt = "application/octet-stream", "application/octet-stream"
+	}
+	b.contentType, b.mediaType = ct, strings.ToLower(mt)
 	sum := sha256.Sum256(b.body)
 	b.sha256 = hex.EncodeToString(sum[:])
 	b.expected = h.SHA256()
