@@ -212,8 +212,8 @@ type blobMeta struct {
 	MIMEType  string `json:"mime_type"`
 	SizeBytes int    `json:"size_bytes"`
 	SHA256    string `json:"sha256"`
-	// SHA256Check says how the digest compares with the one the blob id
-	// names; a mismatch is never called verified.
+	// SHA256Check says how the digest compares with the one the record
+	// states; a mismatch is never called verified.
 	SHA256Check string `json:"sha256_check"`
 	// Shown says what of the blob the result holds.
 	Shown         string         `json:"shown"`
@@ -250,6 +250,11 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 	switch {
 	case kind == blobText:
 		text, repaired := decodeBlobText(b.body)
+		if total := evidence.Len(text); offset > total {
+			return nil, &toolError{Code: CodeInvalidArguments, Param: "id",
+				Message: "offset_chars " + strconv.Itoa(offset) + " is past the end of the text, which has " + strconv.Itoa(total) + " characters",
+				Next:    "call fetch with the handle as metadata.next printed it, or without offset_chars to start again"}
+		}
 		w, _ := evidence.WindowOf(text, evidence.WindowSelector{Offset: offset,
 			Limit: min(cmp.Or(env.FetchTextChars, DefaultFetchTextChars), evidence.MaxWindowChars)})
 		m.Kind, doc.Text = "text", w.Text
@@ -292,7 +297,7 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 	return res, nil
 }
 
-// check is sha256_check: how the bytes compare with the digest the id names.
+// check is sha256_check: how the bytes compare with the digest stated.
 func (b *blobBytes) check() string {
 	switch {
 	case b.expected == "":

@@ -186,6 +186,13 @@ func TestBlobFetchKinds(t *testing.T) {
 		}
 	})
 
+	t.Run("offset past the end of the text", func(t *testing.T) {
+		res := h.call(t, "fetch", map[string]any{"id": blobs["text/plain"].handle + "?offset_chars=99999"})
+		if !res.IsError || !strings.Contains(text(res), "past the end") {
+			t.Errorf("offset past the end: %s", text(res))
+		}
+	})
+
 	t.Run("offset on a non-text blob", func(t *testing.T) {
 		res := h.call(t, "fetch", map[string]any{"id": blobs["image/png"].handle + "?offset_chars=10"})
 		if !res.IsError || !strings.Contains(text(res), "invalid_arguments") {
