@@ -20,6 +20,11 @@ const fail = (msg) => {
 };
 const timer = setTimeout(() => fail(`no result within ${limitMs} ms`), limitMs);
 child.on("error", (err) => fail(`cannot start ${cmd}: ${err.message}`));
+// A server that stops before the session ends fails at once, not at the limit.
+let closing = false;
+child.on("exit", (code, signal) => {
+  if (!closing) fail(`the server exited (${code ?? signal}) before the session ended`);
+});
 
 const send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
 const waiting = new Map();
@@ -54,6 +59,7 @@ const res = await call(2, "tools/call", { name: "schema", arguments: {} });
 const text = res.result?.content?.[0]?.text;
 if (res.result?.isError || typeof text !== "string" || text === "") fail(`tools/call schema: ${JSON.stringify(res).slice(0, 300)}`);
 console.log(`mcp-smoke: ${init.result.serverInfo.name} ${init.result.serverInfo.version} answered initialize and schema (${text.length} chars)`);
+closing = true;
 child.stdin.end();
 child.on("exit", (code, signal) => {
   clearTimeout(timer);
