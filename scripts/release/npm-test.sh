@@ -63,4 +63,20 @@ set -e
 pkill -P $$ -x sleep 2>/dev/null || true # the stdin holder started above
 [ "$code" -eq 0 ] || { echo "npm-test: SIGTERM through the launcher exited $code, want 0"; cat "$work/sig.log"; exit 1; }
 if kill -0 "$server" 2>/dev/null; then echo "npm-test: the server outlived the launcher"; exit 1; fi
-echo "npm-test: npx pdpp-mcp answers; exit codes and SIGTERM pass through the launcher"
+# Without its platform package (installed with --omit=optional) the
+# launcher names the package, the platform, node_modules and the causes.
+mkdir "$work/no-optional"
+cd "$work/no-optional"
+echo '{"name":"npm-test-no-optional","private":true}' >package.json
+npm install --offline --cache "$work/npm-cache" --no-audit --no-fund --loglevel=error --omit=optional "$work"/tarballs/pdpp-mcp-0.0.0-npmtest.tgz
+if [ -d node_modules/@pdpp-mcp ]; then echo "npm-test: --omit=optional installed a platform package"; exit 1; fi
+set +e
+node_modules/.bin/pdpp-mcp --version 2>"$work/missing.log" >/dev/null
+code=$?
+set -e
+[ "$code" -eq 1 ] || { echo "npm-test: a missing platform package exited $code, want 1"; cat "$work/missing.log"; exit 1; }
+node_arch=$(node -p 'process.platform + " " + process.arch')
+for want in "@pdpp-mcp/${node_arch/ /-}@0.0.0-npmtest" "for $node_arch" "not in node_modules" "--omit=optional" "--no-optional" "download failed" "os/cpu do not match"; do
+	grep -qF -- "$want" "$work/missing.log" || { echo "npm-test: the missing-package message lacks \"$want\":"; cat "$work/missing.log"; exit 1; }
+done
+echo "npm-test: npx pdpp-mcp answers; exit codes and SIGTERM pass through the launcher; a missing platform package is explained"
