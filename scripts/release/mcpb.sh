@@ -29,6 +29,7 @@ build() {
 	cp "$bin" "$stage/server/$exe"
 	chmod 755 "$stage/server/$exe"
 	cp LICENSE "$stage/LICENSE"
+	cp packaging/icons/pdpp-mcp.png "$stage/icon.png"
 	sed -e "s/@VERSION@/${version#v}/g" -e "s/@PLATFORM@/$platform/g" -e "s/@EXE@/$exe/g" \
 		"$tools/manifest.json.tmpl" >"$stage/manifest.json"
 	mcpb validate "$stage/manifest.json"

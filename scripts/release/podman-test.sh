@@ -10,7 +10,9 @@
 #   - the README's command for a cached grant (the credential folder mounted
 #     read-only, run as the owner of its 0600 file) serves the resource server
 #     double from the folder BINARY is in (or a fresh build of cmd/pdpptest);
-#     without --user the image's nonroot user cannot read the file.
+#     without --user the image's nonroot user cannot read the file;
+#   - the OCI package of packaging/registry/server.json, started with its
+#     runtime and package arguments as a registry client would, serves too.
 # Installs podman and runc with apt-get when they are missing and this is
 # root on Debian; elsewhere without podman it skips, except under CI=true.
 # Storage is a throwaway folder (vfs driver) and the engine settings are
@@ -108,6 +110,10 @@ chown -R "$owner" "$cache"
 # --network host: the double listens on the host's loopback.
 SMOKE_TIMEOUT_MS=60000 node scripts/release/mcp-smoke.mjs "${run[@]}" -i --rm --network host \
 	--user "$owner" -v "$cache:/pdpp:ro" "$image" --provider-url "$rs_url" --cache-root /pdpp
+# The same, as an MCP Registry client starts the OCI package of
+# packaging/registry/server.json (its runtime and package arguments).
+node scripts/release/registry-run.mjs "$image" uid_gid="$owner" cache_dir="$cache" --provider-url="$rs_url" \
+	-- "${run[@]}" --network host
 set +e
 pm run -i --rm --network host -v "$cache:/pdpp:ro" "$image" --provider-url "$rs_url" --cache-root /pdpp </dev/null 2>"$work/nouser.log"
 code=$?
