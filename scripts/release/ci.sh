@@ -10,8 +10,15 @@ cd "$(dirname "$0")/../.."
 # The MCP Registry entry is checked by go test in .ci/run. Each step below
 # reuses bin/pdpp-mcp; measured on the 2-core machine with warm caches:
 # manifests ~2 s (cold, first download and compile of k8s.io/api: ~100 s),
-# npm ~30 s, image ~9 s, bundle ~10 s (+~20 s to install the bundle tool).
+# npm ~30 s (+~5 CPU s for npm publish --dry-run of both packages and the
+# missing-platform-package case), image ~9 s (+~8 s wall, ~2 CPU s, for the
+# podman runs; installing podman and runc with apt-get once: ~60 s), bundle
+# ~10 s (+~2 CPU s for the three Claude Desktop command lines; +~20 s to
+# install the bundle tool).
 (cd deploy/kubernetes && go test ./...)
+# The release workflow: actionlint and the pins it shares with these checks
+# (<1 s warm; building actionlint once ~50 s wall, ~10 CPU s).
+bash scripts/release/workflow-check.sh
 bash scripts/release/npm-test.sh bin/pdpp-mcp
 bash scripts/release/image-test.sh bin/pdpp-mcp
 bash scripts/release/mcpb.sh --check bin/pdpp-mcp
