@@ -22,17 +22,21 @@ const [image, ...pairs] = argv.slice(0, sep);
 const engine = argv.slice(sep + 1);
 const given = new Map(pairs.map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)]));
 const used = new Set();
+const die = (msg) => {
+  console.error(`registry-run: ${msg}`);
+  process.exit(1);
+};
 
 const entry = JSON.parse(readFileSync(join(here, "../../packaging/registry/server.json"), "utf8"));
 const pkg = entry.packages.find((p) => p.registryType === "oci");
-if (!pkg) throw new Error("server.json has no OCI package");
+if (!pkg) die("server.json has no OCI package");
 
 const value = (arg) => {
   let v = arg.value;
   if (v === undefined) {
     const key = arg.name ?? arg.valueHint;
     if (!given.has(key)) {
-      if (arg.isRequired) throw new Error(`${key} is required: pass ${key}=VALUE`);
+      if (arg.isRequired) die(`${key} is required: pass ${key}=VALUE`);
       return undefined;
     }
     used.add(key);
@@ -46,7 +50,7 @@ const value = (arg) => {
       return given.get(name);
     }
     if (spec.default !== undefined) return spec.default;
-    throw new Error(`{${name}} of ${arg.name ?? arg.value} is required: pass ${name}=VALUE`);
+    die(`{${name}} of ${arg.name ?? arg.value} is required: pass ${name}=VALUE`);
   });
 };
 const expand = (args = []) =>
@@ -57,7 +61,7 @@ const expand = (args = []) =>
   });
 
 const cmd = [...engine, ...expand(pkg.runtimeArguments), image, ...expand(pkg.packageArguments)];
-for (const k of given.keys()) if (!used.has(k)) throw new Error(`${k} is not an argument or variable of the OCI package`);
+for (const k of given.keys()) if (!used.has(k)) die(`${k} is not an argument or variable of the OCI package`);
 console.log(`registry-run: ${JSON.stringify(cmd)}`);
 const child = spawn(process.execPath, [join(here, "mcp-smoke.mjs"), ...cmd], { stdio: "inherit" });
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
