@@ -12,12 +12,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/o200k"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/o200k"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 

@@ -13,10 +13,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 

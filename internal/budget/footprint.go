@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 )
 
@@ -171,16 +172,7 @@ func Measure(st *SurfaceText, tok Tokenizer) (*Footprint, error) {
 			raw = append(raw, b)
 		}
 	}
-	var all strings.Builder
-	all.WriteByte('[')
-	for i, r := range raw {
-		if i > 0 {
-			all.WriteByte(',')
-		}
-		all.Write(r)
-	}
-	all.WriteByte(']')
-	size, err := sizeOf(all.String(), tok)
+	size, err := sizeOf(string(jsonw.Array(raw)), tok)
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}

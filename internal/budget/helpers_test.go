@@ -9,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/goldenfile"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/goldenfile"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 )
 

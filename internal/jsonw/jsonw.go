@@ -1,7 +1,7 @@
 // Package jsonw holds the JSON text helpers several packages need to write
 // JSON by hand (to keep a source document's key order, or to build handles
-// byte for byte): one string escaper and one compact encoder, so every
-// writer escapes the same way.
+// byte for byte): one string escaper, one compact encoder and one array
+// joiner, so every writer escapes and joins the same way.
 package jsonw
 
 import (
@@ -69,4 +69,23 @@ func Compact(v any) string {
 		return "null"
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Array joins already-encoded JSON values into one JSON array, byte for
+// byte, so callers that keep each element's exact encoding do not each
+// write the brackets and commas.
+func Array[T ~[]byte | ~string](items []T) []byte {
+	n := 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	return append(b, ']')
 }

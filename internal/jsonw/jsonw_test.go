@@ -48,3 +48,25 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+func TestArray(t *testing.T) {
+	for _, tc := range []struct {
+		items []string
+		want  string
+	}{
+		{nil, `[]`},
+		{[]string{`1`}, `[1]`},
+		{[]string{`{"a":1}`, `"x"`, `null`}, `[{"a":1},"x",null]`},
+	} {
+		if got := string(Array(tc.items)); got != tc.want {
+			t.Errorf("Array(%q) = %s, want %s", tc.items, got, tc.want)
+		}
+		raw := make([][]byte, len(tc.items))
+		for i, s := range tc.items {
+			raw[i] = []byte(s)
+		}
+		if got := string(Array(raw)); got != tc.want {
+			t.Errorf("Array(bytes %q) = %s, want %s", tc.items, got, tc.want)
+		}
+	}
+}

@@ -132,52 +132,70 @@ func (p *Printer) lines(b *strings.Builder, first, cont string, text string, sty
 	}
 }
 
-// Print writes the panel of r.
+// Print writes the panel of r: the call, what the server sent, and a footer
+// with its size and status.
 func (p *Printer) Print(r *Result) error {
 	var b strings.Builder
-	gutter := p.rule.Render("│") + " "
-	cont := p.rule.Render("┆") + " "
-	dim := func(s string) string { return p.dim.Render(s) }
-	rw := ruleWidth
-	if p.o.Width > 0 {
-		rw = min(rw, p.o.Width)
-	}
-
-	title, _ := p.untrusted(r.Call.Name())
-	head := fmt.Sprintf("╭─ %d %s ", r.N, title)
-	b.WriteString(p.rule.Render("╭─ ") + p.dim.Render(fmt.Sprint(r.N)) + " " + p.name.Render(title) + " " +
-		p.rule.Render(strings.Repeat("─", max(3, rw-runeLen(head)))) + "\n")
-	for _, c := range r.Call.Comment {
-		text, _ := Sanitize(c)
-		p.lines(&b, gutter, cont, "# "+text, dim)
-	}
-
-	switch {
-	case r.Call.Kind == KindTool:
-		args, _ := p.untrusted(string(r.Args))
-		if r.Args == nil { // a variable was missing: show the call as written
-			args, _ = p.untrusted(r.Call.Args)
-		}
-		p.lines(&b, gutter+p.dim.Render("arguments "), cont, args, nil)
-	case r.Call.Kind == KindReadResource:
-		uri, _ := p.untrusted(r.URI)
-		if uri == "" {
-			uri, _ = p.untrusted(r.Call.URI)
-		}
-		p.lines(&b, gutter+p.dim.Render("uri "), cont, uri, nil)
-	}
-	for _, u := range r.Uses {
-		v, _ := p.untrusted(string(u.Value))
-		p.lines(&b, gutter+p.vars.Render(fmt.Sprintf("$%s", u.Name))+p.dim.Render(fmt.Sprintf(" from call %d (%s) = ", u.From, u.FromName)), cont, v, nil)
-	}
-
+	p.printCall(&b, r)
 	if r.Err != nil {
 		msg, _ := p.untrusted(oneLine(r.Err.Error()))
 		p.lines(&b, p.rule.Render("╰─ ")+p.bad.Render("failed:")+" ", "   ", msg, nil)
 		_, err := io.WriteString(p.w, b.String())
 		return err
 	}
+	replaced := p.printContent(&b, r)
+	p.printFooter(&b, r, replaced)
+	_, err := io.WriteString(p.w, b.String())
+	return err
+}
 
+// gutters are the prefixes of a panel's first and continued lines.
+func (p *Printer) gutters() (gutter, cont string) {
+	return p.rule.Render("│") + " ", p.rule.Render("┆") + " "
+}
+
+// printCall writes the panel's head: its number and name, the script's
+// comments, the arguments or URI, and the variables the call used.
+func (p *Printer) printCall(b *strings.Builder, r *Result) {
+	gutter, cont := p.gutters()
+	dim := func(s string) string { return p.dim.Render(s) }
+	rw := ruleWidth
+	if p.o.Width > 0 {
+		rw = min(rw, p.o.Width)
+	}
+	title, _ := p.untrusted(r.Call.Name())
+	head := fmt.Sprintf("╭─ %d %s ", r.N, title)
+	b.WriteString(p.rule.Render("╭─ ") + p.dim.Render(fmt.Sprint(r.N)) + " " + p.name.Render(title) + " " +
+		p.rule.Render(strings.Repeat("─", max(3, rw-runeLen(head)))) + "\n")
+	for _, c := range r.Call.Comment {
+		text, _ := Sanitize(c)
+		p.lines(b, gutter, cont, "# "+text, dim)
+	}
+	switch {
+	case r.Call.Kind == KindTool:
+		args, _ := p.untrusted(string(r.Args))
+		if r.Args == nil { // a variable was missing: show the call as written
+			args, _ = p.untrusted(r.Call.Args)
+		}
+		p.lines(b, gutter+p.dim.Render("arguments "), cont, args, nil)
+	case r.Call.Kind == KindReadResource:
+		uri, _ := p.untrusted(r.URI)
+		if uri == "" {
+			uri, _ = p.untrusted(r.Call.URI)
+		}
+		p.lines(b, gutter+p.dim.Render("uri "), cont, uri, nil)
+	}
+	for _, u := range r.Uses {
+		v, _ := p.untrusted(string(u.Value))
+		p.lines(b, gutter+p.vars.Render(fmt.Sprintf("$%s", u.Name))+p.dim.Render(fmt.Sprintf(" from call %d (%s) = ", u.From, u.FromName)), cont, v, nil)
+	}
+}
+
+// printContent writes each content block and, when asked, the structured
+// content; it returns how many control characters it replaced.
+func (p *Printer) printContent(b *strings.Builder, r *Result) int {
+	gutter, cont := p.gutters()
+	dim := func(s string) string { return p.dim.Render(s) }
 	replaced := 0
 	if len(r.Blocks) == 0 {
 		b.WriteString(p.rule.Render("├─ ") + p.dim.Render("content[] is empty") + "\n")
@@ -186,14 +204,14 @@ func (p *Printer) Print(r *Result) error {
 		label, _ := p.untrusted(bl.Label)
 		if bl.Text == "" && bl.Note != "" {
 			note, _ := p.untrusted(bl.Note)
-			p.lines(&b, p.rule.Render("├─ "), cont, label+": "+note, dim)
+			p.lines(b, p.rule.Render("├─ "), cont, label+": "+note, dim)
 			continue
 		}
 		b.WriteString(p.rule.Render("├─ ") + p.dim.Render(label) + "\n")
 		text, k := p.untrusted(bl.Text)
 		replaced += k
 		for _, line := range strings.Split(text, "\n") {
-			p.lines(&b, gutter, cont, line, nil)
+			p.lines(b, gutter, cont, line, nil)
 		}
 	}
 	if p.o.Structured && len(r.Structured) > 0 {
@@ -202,13 +220,18 @@ func (p *Printer) Print(r *Result) error {
 		replaced += k
 		for _, line := range strings.Split(text, "\n") {
 			if p.o.Width > 0 {
-				p.lines(&b, gutter, cont, line, nil)
+				p.lines(b, gutter, cont, line, nil)
 			} else {
 				b.WriteString(gutter + line + "\n") // as before: indentation kept, trailing spaces too
 			}
 		}
 	}
+	return replaced
+}
 
+// printFooter writes the panel's last line: size, tokens, latency (live
+// runs only), replaced characters and the status.
+func (p *Printer) printFooter(b *strings.Builder, r *Result, replaced int) {
 	tokens := fmt.Sprintf("~%d tokens (%s)", r.Size.Tokens, TokenRule)
 	if p.n != nil {
 		// As in transcripts: counted on the normalised text, which is stable.
@@ -241,26 +264,24 @@ func (p *Printer) Print(r *Result) error {
 	}
 	if p.o.Width <= 0 {
 		b.WriteString(p.rule.Render("╰─ ") + p.dim.Render(strings.Join(footer, " · ")+" · ") + style.Render(status) + "\n")
-	} else {
-		// Wrapped plain, then styled: the status keeps its colour on
-		// whichever piece ends with it.
-		plain := strings.Join(footer, " · ") + " · " + status
-		pieces := termstyle.Wrap(plain, p.o.Width-3)
-		for i, piece := range pieces {
-			prefix := "   "
-			if i == 0 {
-				prefix = p.rule.Render("╰─ ")
-			}
-			if i == len(pieces)-1 && strings.HasSuffix(piece, status) {
-				piece = p.dim.Render(strings.TrimSuffix(piece, status)) + style.Render(status)
-			} else {
-				piece = p.dim.Render(piece)
-			}
-			b.WriteString(prefix + piece + "\n")
-		}
+		return
 	}
-	_, err := io.WriteString(p.w, b.String())
-	return err
+	// Wrapped plain, then styled: the status keeps its colour on whichever
+	// piece ends with it.
+	plain := strings.Join(footer, " · ") + " · " + status
+	pieces := termstyle.Wrap(plain, p.o.Width-3)
+	for i, piece := range pieces {
+		prefix := "   "
+		if i == 0 {
+			prefix = p.rule.Render("╰─ ")
+		}
+		if i == len(pieces)-1 && strings.HasSuffix(piece, status) {
+			piece = p.dim.Render(strings.TrimSuffix(piece, status)) + style.Render(status)
+		} else {
+			piece = p.dim.Render(piece)
+		}
+		b.WriteString(prefix + piece + "\n")
+	}
 }
 
 // Note writes a line of the probe's own (a golden check verdict, a

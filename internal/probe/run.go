@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/o200k"
 )
 
@@ -266,16 +267,7 @@ func (r *Runner) listTools(ctx context.Context) (tools, raw json.RawMessage, err
 		}
 		return b, b, nil
 	}
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
-	}
-	b.WriteByte(']')
-	c, err := compactJSON(b.String())
+	c, err := compactJSON(string(jsonw.Array(items)))
 	return c, raw, err
 }
 

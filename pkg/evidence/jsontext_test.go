@@ -190,7 +190,7 @@ func TestRawCharsShown(t *testing.T) {
 	}
 }
 
-// WindowOf follows the RS window math (rs-contract §6.2).
+// WindowOf follows the RS window math.
 func TestWindowOf(t *testing.T) {
 	text := "Booking confirmation LX-4821. Flight TP1347 departs 2026-03-14 09:20 from Boston to Lisbon. Seat 23A. Baggage: one checked bag."
 	ptr := func(n int) *int { return &n }

@@ -13,7 +13,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
-// GET /v1/streams/{stream}/aggregate (rs-contract §4): count, sum, min, max
+// GET /v1/streams/{stream}/aggregate: count, sum, min, max
 // and count_distinct over grant-visible (then owner-filtered) records, with
 // count grouped by a scalar field or by time buckets.
 
@@ -95,7 +95,7 @@ func nullable(s string) any {
 	return s
 }
 
-// parseAggregate validates every parameter rule of rs-contract §4.
+// parseAggregate validates every parameter rule of the reference RS.
 func (c *call) parseAggregate(sc *streamScope) (*aggregateRequest, *apiError) {
 	if unk := c.q.unknown(aggregateParams); len(unk) > 0 {
 		return nil, badRequest("Unsupported query parameter: %s", strings.Join(unk, ", ")).param(unk[0])

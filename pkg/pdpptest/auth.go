@@ -32,7 +32,7 @@ var tokenKinds = []TokenKind{TokenOwner, TokenClient, TokenPackage, TokenRevoked
 func TokenKinds() []TokenKind { return append([]TokenKind(nil), tokenKinds...) }
 
 // introspection is what the double knows about a token, shaped like an RFC 7662
-// answer with the PDPP extensions (Core §8).
+// answer with the PDPP extensions (PDPP core).
 type introspection struct {
 	kind TokenKind // owner, client or mcp_package (pdpp_token_kind)
 	// inactiveReason is empty for an active token; otherwise grant_revoked,

@@ -9,7 +9,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
-// Blobs: GET /v1/blobs/{blob_id} (rs-contract §6.1). A blob id grants
+// Blobs: GET /v1/blobs/{blob_id}. A blob id grants
 // nothing by itself: the bytes are served only when a record the caller can
 // read (stream and connection in scope, visible under the grant, blob_ref
 // granted) references the blob. fetch_url injection on record reads lives in

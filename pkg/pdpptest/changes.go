@@ -7,7 +7,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
-// Incremental sync on the records list (rs-contract §2.3.2).
+// Incremental sync on the records list.
 //
 // changes_since=beginning (version 0) or a next_changes_since token opens a
 // session whose horizon is the stream's version at page 1; later pages send the

@@ -5,11 +5,15 @@
 // reference's envelopes and error codes. It is a test double, not a mock: tests
 // of the adapter talk to it over loopback HTTP.
 //
+// It is not test-only code: `pdpp-mcp --demo`, the probe's demo and
+// `cmd/pdpptest` serve it from their binaries through Start; New is the same
+// server bound to a test's lifetime.
+//
 //	srv := pdpptest.New(t, pdpptest.Options{}) // gmail dataset
 //	req.Header.Set("Authorization", "Bearer "+srv.Token(pdpptest.TokenClient))
 //
-// Where the reference's captured answers (../shared/fixtures/rs) and the
-// written contract disagree, the double follows the captures. Notably a client
+// Where the reference RS's captured answers and its written contract
+// disagree, the double follows the captures. Notably a client
 // token naming a stream outside its grant, or a connection outside the stream's
 // instance_ids, fails closed with 401 "Token introspection failed closed"
 // (codes context.stream_not_allowed, context.instance_mismatch), and an unknown

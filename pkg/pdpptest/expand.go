@@ -8,7 +8,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
-// Owner expansion (rs-contract §2.3): one hop along a relation declared in both
+// Owner expansion: one hop along a relation declared in both
 // relationships and query.expand. has_one gives the child record or null;
 // has_many gives {data, has_more, object:"list"} capped by expand_limit[rel]
 // (default: the declared default_limit, else 10; above max_limit, else 50, is

@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-// Field window: GET /v1/streams/{stream}/records/{id}/field-window
-// (rs-contract §6.2). A grant-checked window of characters over one top-level
+// Field window: GET /v1/streams/{stream}/records/{id}/field-window.
+// A grant-checked window of characters over one top-level
 // string field, for reading long text in pieces. Offsets and lengths count
 // Unicode code points, as SQLite's substr and instr do in the reference.
 

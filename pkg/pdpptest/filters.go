@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Owner filters on records lists and aggregates (rs-contract §2.3):
+// Owner filters on records lists and aggregates:
 // filter[f]=v is an exact match on a top-level scalar field, compared as
 // strings; filter[f][op]=v (op in gte, gt, lte, lt) is a range filter on a
 // field and operator declared in query.range_filters, coerced by type. Several

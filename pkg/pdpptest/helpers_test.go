@@ -67,8 +67,8 @@ func wantOK(t *testing.T, a answer) {
 	}
 }
 
-// gmailWith returns the gmail dataset with extra grants, given as Core §7
-// grant JSON by name.
+// gmailWith returns the gmail dataset with extra grants, given as PDPP grant
+// JSON by name.
 func gmailWith(t *testing.T, grants map[string]string) *dataset.Dataset {
 	t.Helper()
 	ds, err := dataset.Gmail()

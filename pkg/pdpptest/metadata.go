@@ -3,7 +3,7 @@ package pdpptest
 import "net/http"
 
 // Protected-resource metadata (RFC 9728): GET
-// /.well-known/oauth-protected-resource and its /mcp variant (rs-contract §9).
+// /.well-known/oauth-protected-resource and its /mcp variant.
 // No bearer needed.
 //
 // The document has the reference's shape, key order and values, with every

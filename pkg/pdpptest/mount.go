@@ -31,8 +31,8 @@ func (s *Server) mountIntrospection(m *http.ServeMux) {
 	m.HandleFunc("POST /introspect", s.public(s.handleIntrospect))
 }
 
-// handleIntrospect answers RFC 7662 with the PDPP extensions
-// (rs-contract 1.2): active, pdpp_token_kind, ids, exp, inactive_reason.
+// handleIntrospect answers RFC 7662 with the PDPP extensions:
+// active, pdpp_token_kind, ids, exp, inactive_reason.
 func (s *Server) handleIntrospect(c *call) error {
 	id, secret, ok := c.r.BasicAuth()
 	if !ok || subtle.ConstantTimeCompare([]byte(id), []byte(IntrospectionClientID)) != 1 ||

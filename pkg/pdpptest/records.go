@@ -10,7 +10,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
-// GET /v1/streams/{stream}/records and /records/{id} (rs-contract §2.3, §2.4).
+// GET /v1/streams/{stream}/records and /records/{id}.
 
 const (
 	recordsDefaultLimit = 25

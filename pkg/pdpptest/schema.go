@@ -9,7 +9,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
-// GET /v1/schema (rs-contract §3): the caller's connectors and streams with
+// GET /v1/schema: the caller's connectors and streams with
 // grant-aware capabilities, full or compact (view=compact), scoped by stream
 // and connection_id (scoping never errors; no match gives connectors: []).
 // detail=full needs a stream and a single source.
@@ -169,8 +169,7 @@ func (c *call) fieldCapabilities(sc *streamScope, d *description) *object {
 	return out
 }
 
-// compactFlags is the compact view's flag string for one field (rs-contract
-// §3.3): t=, role=, g=false, eq, r=, lex, sem, a= in that order, or
+// compactFlags is the compact view's flag string for one field: t=, role=, g=false, eq, r=, lex, sem, a= in that order, or
 // "declared" when no token applies.
 func compactFlags(fc fieldCaps) string {
 	var toks []string

@@ -18,7 +18,7 @@ import (
 )
 
 // Search routes: GET /v1/search (lexical), /v1/search/semantic and
-// /v1/search/hybrid (rs-contract §5). This file holds what the three share:
+// /v1/search/hybrid. This file holds what the three share:
 // parameter parsing, the per-connection search plan, snapshots and cursors.
 // The retrieval itself lives in search_lexical.go, search_semantic.go and
 // search_hybrid.go.

@@ -7,7 +7,7 @@ import (
 )
 
 // GET /v1/search/hybrid: the first page of lexical and of semantic retrieval,
-// merged (rs-contract §5). One page only: there is no cursor, and has_more
+// merged. One page only: there is no cursor, and has_more
 // says whether the merged list was cut at limit.
 
 // hybridItem is one merged record.

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// GET /v1/search: lexical retrieval (rs-contract §5).
+// GET /v1/search: lexical retrieval.
 //
 // The reference ranks with SQLite FTS5 over one index row per (connection,
 // stream, record, lexical field), queries each (connection, stream, field)

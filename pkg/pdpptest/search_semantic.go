@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// GET /v1/search/semantic: semantic retrieval (rs-contract §5).
+// GET /v1/search/semantic: semantic retrieval.
 //
 // The reference's configured backend in the captures is its deterministic
 // stub ("pdpp-reference-stub-embed-v0", 64 dimensions, cosine): a text's

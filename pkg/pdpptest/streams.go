@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// GET /v1/streams and GET /v1/streams/{stream} (rs-contract §2.1, §2.2).
+// GET /v1/streams and GET /v1/streams/{stream}.
 
 // defaultMaxStaleness applies when a manifest declares no refresh policy.
 const defaultMaxStaleness = 24 * time.Hour

@@ -9,6 +9,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // view returns b as a string without copying it. gjson parses strings, and
@@ -156,7 +158,7 @@ func redactStrings(body []byte, forms []string) []byte {
 			out = make([]byte, 0, len(body))
 		}
 		out = append(out, body[last:start]...)
-		out = appendJSONString(out, s)
+		out = jsonw.AppendString(out, s)
 		last = i + 1
 	}
 	if out == nil {
@@ -219,25 +221,6 @@ func decodeU(s []byte) (rune, int) {
 		return 0, 0
 	}
 	return rune(v), 4
-}
-
-// appendJSONString appends s as a JSON string, escaping only what JSON
-// requires.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
 }
 
 // validUTF8 replaces invalid UTF-8 with U+FFFD so no raw invalid byte from

@@ -1,8 +1,10 @@
 // Package server builds the MCP server that exposes a PDPP grant: server
 // identity, instructions, capabilities and the tools of package tools.
 //
-// New is cheap (no I/O, no schema work: tool definitions are precomputed and
-// shared), so a hosted deployment can build one server per request.
+// New does no I/O, but registering the tools re-encodes their schemas, which
+// costs about as much as a tool call; a hosted deployment therefore keeps one
+// built server per credential (package hosted's server cache) instead of
+// building one per request.
 package server
 
 import (
@@ -74,8 +76,8 @@ type Options struct {
 	// grant must be re-approved with the provider.
 	Mode tools.Mode
 	// Capabilities is the expand-check cache, keyed by CredentialKey, so
-	// one may be shared by every server of a process (hosted mode builds a
-	// server per request); nil gives this server its own.
+	// one may be shared by every server of a process (hosted mode keeps a
+	// server per credential); nil gives this server its own.
 	Capabilities *tools.CapabilityCache
 	// CredentialKey returns an opaque key of the credential RS reads use
 	// (credential.Key of the token, never the token). nil uses the RS's own

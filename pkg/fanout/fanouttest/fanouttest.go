@@ -1,7 +1,8 @@
 // Package fanouttest connects the RS double's grant packages to the fan-out
 // client, for the demo and for tests. It lives apart from both: pkg/pdpptest
 // must not import pkg/fanout (the credential package's own tests import the
-// double, and fan-out imports credential).
+// double, and fan-out imports credential). Like the double, it ships in the
+// binary: `pdpp-mcp --demo --http` resolves its package token through it.
 package fanouttest
 
 import (

@@ -72,7 +72,7 @@ type Blob struct {
 	Bytes    []byte
 }
 
-// Grant is a resolved PDPP client grant (Core §7). Raw keeps the grant JSON
+// Grant is a resolved PDPP client grant. Raw keeps the grant JSON
 // verbatim for introspection answers; the typed fields are what enforcement reads.
 type Grant struct {
 	GrantID   string        `json:"grant_id"`

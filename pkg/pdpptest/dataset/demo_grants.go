@@ -60,7 +60,7 @@ var demoGrantSpecs = []demoGrantSpec{
 	},
 }
 
-// demoGrantJSON writes the Core §7 grant document, keys in the alphabetical
+// demoGrantJSON writes the PDPP grant document, keys in the alphabetical
 // order the reference serialises them (see gmail/client-grant.json).
 //
 // A grant spanning several connectors is a demo extension: the reference binds a

@@ -1126,7 +1126,7 @@ func TestDemoGrants(t *testing.T) {
 		ids[g.GrantID] = true
 		if _, err := time.Parse(time.RFC3339Nano, doc.IssuedAt); err != nil || doc.Version != "0.1.0" || doc.Purpose == "" ||
 			doc.Subject.ID != d.SubjectID || doc.Client.ClientID == "" || doc.Client.ClientID != g.ClientID || doc.Source.ID != g.SourceID || doc.Source.Kind == "" {
-			t.Errorf("grant %s: not a complete Core §7 document: %s", name, g.Raw)
+			t.Errorf("grant %s: not a complete PDPP grant document: %s", name, g.Raw)
 		}
 		for _, s := range g.Streams {
 			if len(s.InstanceIDs) == 0 {

@@ -16,8 +16,9 @@ var gmailFS embed.FS
 // bytes were not captured. Its sha256 in the records therefore does not match.
 const gmailWorkBlob = "ITINERARY COPY\n\nBooking LX-4821 for Sam Rivera\nTP1347 BOS->LIS 2026-03-14 09:20\n"
 
-// Gmail returns the two-connection Gmail corpus behind ../shared/fixtures: five
-// streams, 62 records, two blobs and the client grant used in the captures.
+// Gmail returns the two-connection Gmail corpus the reference captures were
+// taken from: five streams, 62 records, two blobs and the client grant used
+// in the captures.
 func Gmail() (*Dataset, error) {
 	read := func(name string) []byte {
 		b, err := gmailFS.ReadFile("gmail/" + name)
@@ -77,7 +78,7 @@ func Gmail() (*Dataset, error) {
 	}, nil
 }
 
-// ParseGrant reads a Core §7 grant document, keeping it verbatim in Raw.
+// ParseGrant reads a PDPP grant document, keeping it verbatim in Raw.
 func ParseGrant(raw []byte) (*Grant, error) {
 	var doc struct {
 		GrantID   string  `json:"grant_id"`

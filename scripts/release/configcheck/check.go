@@ -92,146 +92,164 @@ var probe = gitInfo{
 
 const probeDate = "2026-02-03T04:05:06Z"
 
+// problems collects every problem found, so one run reports them all.
+type problems []error
+
+func (ps *problems) add(format string, a ...any) { *ps = append(*ps, fmt.Errorf(format, a...)) }
+
 // validate reports every problem in p, joined; nil when the configuration
 // is one this project can release and the fallback snapshot can build.
 func validate(p config.Project, module string) error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-
+	var ps problems
 	if p.Version != 2 {
-		bad("version: %d, want 2", p.Version)
+		ps.add("version: %d, want 2", p.Version)
 	}
 	for _, d := range deprecatedFields(p) {
-		bad("%s: deprecated (goreleaser check fails on it)", d)
+		ps.add("%s: deprecated (goreleaser check fails on it)", d)
 	}
 	if p.ProjectName == "" {
-		bad("project_name: empty (the archive names carry it)")
+		ps.add("project_name: empty (the archive names carry it)")
 	}
 	if len(p.Builds) == 0 {
-		bad("builds: none")
+		ps.add("builds: none")
 	}
 	vars, err := snapshotVars(p, probe, probeDate)
 	if err != nil {
-		errs = append(errs, err)
-		return errors.Join(errs...)
+		ps = append(ps, err)
+		return errors.Join(ps...)
 	}
 	ids := map[string]bool{}
 	for i, b := range p.Builds {
 		name := fmt.Sprintf("builds[%d] (%s)", i, b.ID)
-		if b.ID == "" {
-			bad("%s: id: empty (archives select builds by id)", name)
-		}
 		if ids[b.ID] {
-			bad("%s: id: duplicate", name)
+			ps.add("%s: id: duplicate", name)
 		}
 		ids[b.ID] = true
-		for _, e := range unsupportedBuild(b) {
-			bad("%s: %s: not modelled by the fallback snapshot; extend scripts/release/configcheck or drop it", name, e)
-		}
-		if b.Main == "" {
-			bad("%s: main: empty", name)
-		}
-		if b.Binary == "" {
-			bad("%s: binary: empty", name)
-		}
-		if cgo := lastEnv(slices.Concat(p.Env, b.Env), "CGO_ENABLED"); cgo != "0" {
-			bad("%s: env: CGO_ENABLED=%q, want CGO_ENABLED=0 (static binaries)", name, cgo)
-		}
-		if !slices.Contains(b.Flags, "-trimpath") {
-			bad("%s: flags: no -trimpath (reproducible, no local paths)", name)
-		}
-		have := buildTargets(b)
-		for _, t := range requiredTargets {
-			if !slices.Contains(have, t) {
-				bad("%s: target %s missing", name, t)
-			}
-		}
-		tv := withTarget(vars, target{"linux", "amd64"})
-		ld, err := renderAll(b.Ldflags, tv)
-		if err != nil {
-			bad("%s: ldflags: %w", name, err)
-		} else if err := checkStamps(strings.Join(ld, " "), module, tv); err != nil {
-			bad("%s: ldflags: %w", name, err)
-		}
-		if _, err := renderAll(b.Flags, tv); err != nil {
-			bad("%s: flags: %w", name, err)
-		}
-		if _, err := renderAll(b.Env, tv); err != nil {
-			bad("%s: env: %w", name, err)
-		}
-		if b.ModTimestamp != "" {
-			if _, err := render(b.ModTimestamp, tv); err != nil {
-				bad("%s: mod_timestamp: %w", name, err)
-			}
-		}
+		ps.build(name, b, p.Env, vars, module)
 	}
 
 	if len(p.Archives) == 0 {
-		bad("archives: none")
+		ps.add("archives: none")
 	}
 	archived := map[string]bool{}
 	for i, a := range p.Archives {
 		name := fmt.Sprintf("archives[%d] (%s)", i, a.ID)
-		for _, e := range unsupportedArchive(a) {
-			bad("%s: %s: not modelled by the fallback snapshot; extend scripts/release/configcheck or drop it", name, e)
-		}
 		for _, id := range archiveIDs(a, p) {
 			if !ids[id] {
-				bad("%s: ids: no build %q", name, id)
+				ps.add("%s: ids: no build %q", name, id)
 			}
 			archived[id] = true
 		}
-		if a.NameTemplate == "" {
-			bad("%s: name_template: empty (goreleaser's default differs per version; name the archives)", name)
-		}
-		names := map[string]target{}
-		for _, t := range requiredTargets {
-			if _, err := archiveFormat(a, t.goos); err != nil {
-				bad("%s: %w", name, err)
-			}
-			if a.NameTemplate == "" {
-				continue
-			}
-			n, err := render(a.NameTemplate, withTarget(vars, t))
-			if err != nil {
-				bad("%s: name_template: %w", name, err)
-				break
-			}
-			if prev, dup := names[n]; dup {
-				bad("%s: name_template: %s and %s are both named %q", name, prev, t, n)
-			}
-			names[n] = t
-		}
-		for j, f := range a.Files {
-			if f.Source == "" {
-				bad("%s: files[%d]: src: empty", name, j)
-			}
-		}
+		ps.archive(name, a, vars)
 	}
 	for _, b := range p.Builds {
 		if len(p.Archives) > 0 && !archived[b.ID] {
-			bad("archives: build %q is in no archive", b.ID)
+			ps.add("archives: build %q is in no archive", b.ID)
 		}
 	}
+	ps.checksum(p.Checksum, vars)
+	return errors.Join(ps...)
+}
 
-	c := p.Checksum
+// build checks one build: named, static, trimmed, stamped, every required
+// target, and templates the fallback can render.
+func (ps *problems) build(name string, b config.Build, projectEnv []string, vars map[string]any, module string) {
+	if b.ID == "" {
+		ps.add("%s: id: empty (archives select builds by id)", name)
+	}
+	for _, e := range unsupportedBuild(b) {
+		ps.add("%s: %s: not modelled by the fallback snapshot; extend scripts/release/configcheck or drop it", name, e)
+	}
+	if b.Main == "" {
+		ps.add("%s: main: empty", name)
+	}
+	if b.Binary == "" {
+		ps.add("%s: binary: empty", name)
+	}
+	if cgo := lastEnv(slices.Concat(projectEnv, b.Env), "CGO_ENABLED"); cgo != "0" {
+		ps.add("%s: env: CGO_ENABLED=%q, want CGO_ENABLED=0 (static binaries)", name, cgo)
+	}
+	if !slices.Contains(b.Flags, "-trimpath") {
+		ps.add("%s: flags: no -trimpath (reproducible, no local paths)", name)
+	}
+	have := buildTargets(b)
+	for _, t := range requiredTargets {
+		if !slices.Contains(have, t) {
+			ps.add("%s: target %s missing", name, t)
+		}
+	}
+	tv := withTarget(vars, target{"linux", "amd64"})
+	ld, err := renderAll(b.Ldflags, tv)
+	if err != nil {
+		ps.add("%s: ldflags: %w", name, err)
+	} else if err := checkStamps(strings.Join(ld, " "), module, tv); err != nil {
+		ps.add("%s: ldflags: %w", name, err)
+	}
+	if _, err := renderAll(b.Flags, tv); err != nil {
+		ps.add("%s: flags: %w", name, err)
+	}
+	if _, err := renderAll(b.Env, tv); err != nil {
+		ps.add("%s: env: %w", name, err)
+	}
+	if b.ModTimestamp != "" {
+		if _, err := render(b.ModTimestamp, tv); err != nil {
+			ps.add("%s: mod_timestamp: %w", name, err)
+		}
+	}
+}
+
+// archive checks one archive: a format for every required target, and a
+// name template that renders to a distinct name for each.
+func (ps *problems) archive(name string, a config.Archive, vars map[string]any) {
+	for _, e := range unsupportedArchive(a) {
+		ps.add("%s: %s: not modelled by the fallback snapshot; extend scripts/release/configcheck or drop it", name, e)
+	}
+	if a.NameTemplate == "" {
+		ps.add("%s: name_template: empty (goreleaser's default differs per version; name the archives)", name)
+	}
+	names := map[string]target{}
+	for _, t := range requiredTargets {
+		if _, err := archiveFormat(a, t.goos); err != nil {
+			ps.add("%s: %w", name, err)
+		}
+		if a.NameTemplate == "" {
+			continue
+		}
+		n, err := render(a.NameTemplate, withTarget(vars, t))
+		if err != nil {
+			ps.add("%s: name_template: %w", name, err)
+			break
+		}
+		if prev, dup := names[n]; dup {
+			ps.add("%s: name_template: %s and %s are both named %q", name, prev, t, n)
+		}
+		names[n] = t
+	}
+	for j, f := range a.Files {
+		if f.Source == "" {
+			ps.add("%s: files[%d]: src: empty", name, j)
+		}
+	}
+}
+
+// checksum checks the checksum section: present, sha256, one file.
+func (ps *problems) checksum(c config.Checksum, vars map[string]any) {
 	switch {
 	case c.Disable:
-		bad("checksum: disabled")
+		ps.add("checksum: disabled")
 	case c.NameTemplate == "" && c.Algorithm == "":
-		bad("checksum: no section (name the checksum file and its algorithm)")
+		ps.add("checksum: no section (name the checksum file and its algorithm)")
 	case c.Algorithm != "sha256":
-		bad("checksum: algorithm %q, want sha256", c.Algorithm)
+		ps.add("checksum: algorithm %q, want sha256", c.Algorithm)
 	}
 	if c.Split || len(c.IDs) > 0 || len(c.ExtraFiles) > 0 {
-		bad("checksum: split, ids and extra_files are not modelled by the fallback snapshot")
+		ps.add("checksum: split, ids and extra_files are not modelled by the fallback snapshot")
 	}
 	if c.NameTemplate != "" {
 		if _, err := render(c.NameTemplate, vars); err != nil {
-			bad("checksum: name_template: %w", err)
+			ps.add("checksum: name_template: %w", err)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // unsupportedBuild names the build settings the fallback does not
