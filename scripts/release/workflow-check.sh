@@ -38,8 +38,10 @@ gr=$(sed -n 's/^version=\(v[0-9.]*\)$/\1/p' scripts/release/check.sh)
 pub=$(sed -n 's/.*`github.com\/modelcontextprotocol\/registry` \(v[0-9.]*\).*/\1/p' packaging/registry/README.md)
 [ -n "$pub" ] && [ "$(pin MCP_PUBLISHER_VERSION)" = "$pub" ] ||
 	{ echo "workflow-check: $wf pins mcp-publisher '$(pin MCP_PUBLISHER_VERSION)', the vendored schema is from '$pub'"; exit 1; }
-built=$(sed -n 's/^ *for target in \(.*\); do$/\1/p' "$wf" | tr ' ' '\n' | sort)
+grep -q 'scripts/release/bundles.sh dist "$VERSION" dist/mcpb$' "$wf" ||
+	{ echo "workflow-check: $wf does not build the default bundles with bundles.sh"; exit 1; }
+built=$(sed -n 's/^\[ .* \] || targets=(\(.*\))$/\1/p' scripts/release/bundles.sh | tr ' ' '\n' | sort)
 listed=$(sed -n 's/.*"identifier": "https:.*_\([a-z]*_[a-z0-9]*\)\.mcpb".*/\1/p' packaging/registry/server.json | sort)
 [ -n "$built" ] && [ "$built" = "$listed" ] ||
-	{ echo "workflow-check: the workflow builds bundles for [$(echo $built)], server.json lists [$(echo $listed)]"; exit 1; }
+	{ echo "workflow-check: bundles.sh builds [$(echo $built)], server.json lists [$(echo $listed)]"; exit 1; }
 echo "workflow-check: actionlint $version passes; goreleaser $gr, mcp-publisher $pub and $(echo "$built" | wc -l) bundles agree"
