@@ -4,6 +4,9 @@
 # whole script took 132 s wall (81 s user + 9 s sys) with warm caches, and
 # .ci/run with it 413 s wall (merged with main, conformance included); with
 # the release check's fallback path, 111 s wall (47 s user + 12 s sys) warm.
+# With the release workflow check, podman and the bundle's Desktop command
+# lines added: 61 s user + 8 s sys warm on the fallback path (343 s wall on
+# a machine loaded ~9 times over by other jobs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
