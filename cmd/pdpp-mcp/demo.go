@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout/fanouttest"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/hosted"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
@@ -67,16 +70,7 @@ type demoRS struct {
 
 func (d *demoRS) start(cfg config) {
 	defer close(d.ready)
-	ds, err := demoDataset()
-	if err != nil {
-		d.err = fmt.Errorf("demo dataset: %w", err)
-		cfg.log.Error("demo resource server did not start", "error", d.err)
-		return
-	}
-	// The double's own info lines would repeat ours.
-	dlog := slog.New(slog.NewTextHandler(cfg.stderr, &slog.HandlerOptions{Level: max(cfg.level, slog.LevelWarn)}))
-	if d.double, err = pdpptest.Start(pdpptest.Options{Dataset: ds, Logger: dlog, Now: demoClock}); err != nil {
-		d.err = fmt.Errorf("start demo resource server: %w", err)
+	if d.double, d.err = startDemoDouble(cfg, ""); d.err != nil {
 		cfg.log.Error("demo resource server did not start", "error", d.err)
 		return
 	}
@@ -88,7 +82,7 @@ func (d *demoRS) start(cfg config) {
 		MaxBodyBytes: cfg.maxBytes,
 		Logger:       cfg.log,
 	})
-	cfg.log.Debug("demo resource server ready", "url", d.url, "dataset", ds.Name)
+	cfg.log.Debug("demo resource server ready", "url", d.url, "dataset", d.double.Dataset().Name)
 }
 
 // Get waits for the double, then reads through the RS client.
@@ -137,4 +131,74 @@ func (d *demoRS) stop(log *slog.Logger, front *http.Server) {
 		// it; within a longer-lived caller (tests) it is closed when ready.
 		go func() { <-d.ready; closeDouble() }()
 	}
+}
+
+// demoTokenSeed derives the demo's tokens, so a host configured with one
+// keeps working after a restart. It is no secret: the demo serves synthetic
+// data, and prints its tokens anyway.
+const demoTokenSeed = "pdpp-mcp demo tokens v1"
+
+// startDemoDouble starts the in-process resource server both demo modes
+// serve: the sample dataset at its frozen clock, with tokens derived from
+// demoTokenSeed, logging only warnings (its own info lines would repeat
+// ours). issuer is its authorization server's public URL, "" for the Host
+// clients use.
+func startDemoDouble(cfg config, issuer string) (*pdpptest.Server, error) {
+	ds, err := demoDataset()
+	if err != nil {
+		return nil, fmt.Errorf("demo dataset: %w", err)
+	}
+	dlog := slog.New(slog.NewTextHandler(cfg.stderr, &slog.HandlerOptions{Level: max(cfg.level, slog.LevelWarn)}))
+	d, err := pdpptest.Start(pdpptest.Options{Dataset: ds, Logger: dlog, Now: demoClock, TokenSeed: demoTokenSeed, Issuer: issuer})
+	if err != nil {
+		return nil, fmt.Errorf("start demo resource server: %w", err)
+	}
+	return d, nil
+}
+
+// demoHosted points hosted mode at the demo double d: its introspection
+// endpoint decides bearers, its packages are served by fanning out, as a
+// provider's RS resolves them, and its authorization server answers on the
+// gateway's own origin, which the metadata advertises, so a host needs no
+// header: it registers, shows the consent page and gets a token. It
+// returns the banner to print once the gateway listens.
+func demoHosted(cfg config, d *pdpptest.Server, o *hosted.ServeOptions) (banner func(base string), err error) {
+	o.Handler.ProviderURL = d.URL()
+	o.Handler.AuthorizationServers = nil
+	o.Handler.AuthorizationServerAtOrigin = true
+	o.Mount = d.MountAuthorizationServer
+	o.Introspection = &hosted.Introspector{URL: d.IntrospectionURL(),
+		ClientID: pdpptest.IntrospectionClientID, ClientSecret: pdpptest.IntrospectionClientSecret}
+	o.Handler.Packages, err = hosted.FanoutResolver(hosted.FanoutOptions{ProviderURL: d.URL(), HTTPClient: o.Handler.HTTPClient,
+		RSTimeout: cfg.timeout, RSMaxBodyBytes: cfg.maxBytes, Logger: cfg.log,
+		Lookup: func(_ context.Context, _ *hosted.Principal, token string) (string, []fanout.Child, error) {
+			return fanouttest.PackageChildren(d, token)
+		}})
+	if err != nil {
+		return nil, err
+	}
+	toks := map[pdpptest.TokenKind]string{}
+	for _, k := range []pdpptest.TokenKind{pdpptest.TokenClient, pdpptest.TokenOwner, pdpptest.TokenPackage, pdpptest.TokenRevoked} {
+		toks[k] = d.Token(k)
+	}
+	return func(base string) { printDemoTokens(cfg, base, toks) }, nil
+}
+
+func printDemoTokens(cfg config, base string, toks map[pdpptest.TokenKind]string) {
+	fmt.Fprintf(cfg.stderr, `%s: demo: the %q sample dataset, served by an in-process
+resource server. Add it to a host with OAuth (a consent page opens; no token):
+  claude mcp add --transport http pdpp-demo %s/mcp
+Or send a token; these are the same on every start of the demo:
+  client (served):       %s
+  owner (403):           %s
+  mcp_package (fan-out): %s
+  revoked grant (403):   %s
+Try:
+  curl -s %s/mcp \
+    -H 'Authorization: Bearer %s' \
+    -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
+`, cmdName, demoName, base, toks[pdpptest.TokenClient], toks[pdpptest.TokenOwner], toks[pdpptest.TokenPackage], toks[pdpptest.TokenRevoked],
+		base, toks[pdpptest.TokenClient])
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"runtime/debug"
@@ -17,26 +14,13 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout/fanouttest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/hosted"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
 // Hosted mode: --http ADDR serves /mcp over Streamable HTTP instead of
 // stdio. The flags below only matter with --http.
 
-// Server-side bounds of the HTTP listener. A tool call may make two RS
-// requests, so the write timeout allows for two RS timeouts.
 const (
-	httpReadHeaderTimeout = 10 * time.Second
-	httpReadTimeout       = 30 * time.Second
-	httpIdleTimeout       = 120 * time.Second
-	// httpWriteSlack covers writing an answer after the RS call that made it
-	// used its whole timeout.
-	httpWriteSlack     = 5 * time.Second
-	httpMaxHeaderBytes = 64 << 10
 	// hostedGCPercent is GOGC in hosted mode unless the environment sets it.
 	hostedGCPercent = 400
 	// hostedMemoryLimit is the soft memory limit that goes with it.
@@ -69,7 +53,7 @@ func httpFlags() []cli.Flag {
 			Usage: "with --http: concurrent requests per bearer, `N` (429 above)"},
 		&cli.StringFlag{Name: "metrics-addr", EnvVars: []string{"PDPP_MCP_METRICS_ADDR"},
 			Usage: "with --http: serve Prometheus /metrics on this separate `ADDR` (off by default)"},
-		&cli.DurationFlag{Name: "shutdown-timeout", EnvVars: []string{"PDPP_MCP_SHUTDOWN_TIMEOUT"}, Value: 30 * time.Second,
+		&cli.DurationFlag{Name: "shutdown-timeout", EnvVars: []string{"PDPP_MCP_SHUTDOWN_TIMEOUT"}, Value: hosted.DefaultShutdownTimeout,
 			Usage: "with --http: how long (`DURATION`) a SIGTERM waits for calls in flight"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"PDPP_MCP_ACCESS_LOG"}, Value: true,
 			Usage: "with --http: one stderr line per request (never the token or arguments)"},
@@ -183,15 +167,13 @@ func isLoopback(host string) bool {
 	return err == nil && a.IsLoopback()
 }
 
-// serveHTTP runs hosted mode until ctx ends (a signal), then shuts down
-// gracefully: the listener closes at once and calls in flight get up to
-// --shutdown-timeout.
+// serveHTTP runs hosted mode until ctx ends (a signal); hosted.Serve does
+// the serving and the graceful shutdown.
 func serveHTTP(c *cli.Context, cfg config) error {
 	hc, err := parseHTTPConfig(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Context
 	if err := credential.CheckOwnerEnv(os.Getenv); err != nil {
 		return err
 	}
@@ -205,168 +187,57 @@ func serveHTTP(c *cli.Context, cfg config) error {
 		debug.SetGCPercent(hostedGCPercent)
 		debug.SetMemoryLimit(hostedMemoryLimit)
 	}
-	// One client for every RS call of the process.
-	rsHTTP := &http.Client{Transport: &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 128,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   true,
-		TLSHandshakeTimeout: 10 * time.Second,
-	}}
-	var demoTokens map[pdpptest.TokenKind]string
-	var packages hosted.PackageResolver
+	o := hosted.ServeOptions{
+		Handler: hosted.Options{
+			ProviderURL:          hc.providerURL,
+			PublicURL:            hc.publicURL,
+			TrustedProxies:       hc.trustedProxies,
+			TrustedHosts:         hc.trustedHosts,
+			AllowedOrigins:       hc.allowedOrigins,
+			AuthorizationServers: hc.authServers,
+			HTTPClient:           hosted.NewHTTPClient(),
+			RSTimeout:            cfg.timeout,
+			RSMaxBodyBytes:       cfg.maxBytes,
+			MaxBodyBytes:         hc.maxBody,
+			MaxInFlightPerToken:  hc.maxPerToken,
+			Name:                 cfg.name,
+			Logger:               cfg.log,
+			AccessLog:            hc.accessLog,
+		},
+		Addr:            hc.addr,
+		Introspection:   hc.introspection,
+		MetricsAddr:     hc.metricsAddr,
+		ShutdownTimeout: hc.shutdownTimeout,
+	}
+	var banner func(base string)
 	if hc.demo {
-		d, err := startDemoDouble(cfg)
+		d, err := startDemoDouble(cfg, hc.publicURL)
 		if err != nil {
 			return err
 		}
 		defer d.Close()
-		hc.providerURL = d.URL()
-		hc.introspection = &hosted.Introspector{URL: d.IntrospectionURL(),
-			ClientID: pdpptest.IntrospectionClientID, ClientSecret: pdpptest.IntrospectionClientSecret}
-		// The double knows its packages' child grants, as a provider's RS
-		// does, so the demo serves mcp_package tokens by fanning out.
-		packages, err = hosted.FanoutResolver(hosted.FanoutOptions{ProviderURL: d.URL(), HTTPClient: rsHTTP,
-			RSTimeout: cfg.timeout, RSMaxBodyBytes: cfg.maxBytes, Logger: cfg.log,
-			Lookup: func(_ context.Context, _ *hosted.Principal, token string) (string, []fanout.Child, error) {
-				return fanouttest.PackageChildren(d, token)
-			}})
-		if err != nil {
+		if banner, err = demoHosted(cfg, d, &o); err != nil {
 			return err
 		}
-		demoTokens = map[pdpptest.TokenKind]string{}
-		for _, k := range []pdpptest.TokenKind{pdpptest.TokenClient, pdpptest.TokenOwner, pdpptest.TokenPackage, pdpptest.TokenRevoked} {
-			demoTokens[k] = d.Token(k)
+	}
+	o.Started = func(at hosted.Listening) {
+		if at.MetricsAddr != nil {
+			fmt.Fprintf(cfg.stderr, "%s: metrics at http://%s/metrics\n", cmdName, at.MetricsAddr)
+		}
+		fmt.Fprintf(cfg.stderr, "%s: serving hosted MCP at %s/mcp for %s (listening on %s)\n", cmdName, at.Base, o.Handler.ProviderURL, at.Addr)
+		if banner != nil {
+			banner(at.Base)
 		}
 	}
-	var inner hosted.Verifier
-	if hc.introspection != nil {
-		hc.introspection.HTTPClient = rsHTTP
-		hc.introspection.Timeout = cfg.timeout
-		inner = hc.introspection
-	} else {
-		probe, err := hosted.SchemaProbe(hc.providerURL, rsHTTP, rs.Options{Timeout: cfg.timeout, MaxBodyBytes: cfg.maxBytes, Logger: cfg.log})
-		if err != nil {
-			return usageErrorf("--provider-url: %v", err)
-		}
-		inner = hosted.RSVerifier{Probe: probe}
+	err = hosted.Serve(c.Context, o)
+	var oe *hosted.OptionError
+	switch {
+	case errors.As(err, &oe) && oe.Field == "ProviderURL":
+		return usageErrorf("--provider-url: %v", oe.Err)
+	case errors.As(err, &oe):
+		return usageErrorf("%v", oe.Err)
+	case err != nil:
+		return cmdexit.Errorf(cmdexit.Failure, "%v", err)
 	}
-	verifier := hosted.NewCachedVerifier(inner, hosted.CacheOptions{})
-	var metrics *hosted.Metrics
-	if hc.metricsAddr != "" {
-		metrics = hosted.NewMetrics(verifier)
-	}
-	h, err := hosted.New(hosted.Options{
-		ProviderURL:          hc.providerURL,
-		PublicURL:            hc.publicURL,
-		Verifier:             verifier,
-		Packages:             packages,
-		TrustedProxies:       hc.trustedProxies,
-		TrustedHosts:         hc.trustedHosts,
-		AllowedOrigins:       hc.allowedOrigins,
-		AuthorizationServers: hc.authServers,
-		HTTPClient:           rsHTTP,
-		RSTimeout:            cfg.timeout,
-		RSMaxBodyBytes:       cfg.maxBytes,
-		MaxBodyBytes:         hc.maxBody,
-		MaxInFlightPerToken:  hc.maxPerToken,
-		Name:                 cfg.name,
-		Logger:               cfg.log,
-		AccessLog:            hc.accessLog,
-		Metrics:              metrics,
-	})
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	ln, err := net.Listen("tcp", hc.addr)
-	if err != nil {
-		return cmdexit.Errorf(cmdexit.Failure, "listen on %s: %v", hc.addr, err)
-	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: httpReadHeaderTimeout,
-		ReadTimeout:       httpReadTimeout,
-		WriteTimeout:      2*cfg.timeout + httpWriteSlack,
-		IdleTimeout:       httpIdleTimeout,
-		MaxHeaderBytes:    httpMaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(cfg.log.Handler(), slog.LevelDebug),
-	}
-	servers := []*http.Server{srv}
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
-	if metrics != nil {
-		mln, err := net.Listen("tcp", hc.metricsAddr)
-		if err != nil {
-			_ = srv.Close()
-			return cmdexit.Errorf(cmdexit.Failure, "listen on %s: %v", hc.metricsAddr, err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", metrics.Handler())
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: httpReadHeaderTimeout, WriteTimeout: 30 * time.Second}
-		servers = append(servers, msrv)
-		go func() { errc <- msrv.Serve(mln) }()
-		fmt.Fprintf(cfg.stderr, "%s: metrics at http://%s/metrics\n", cmdName, mln.Addr())
-	}
-	base := hc.publicURL
-	if base == "" {
-		base = "http://" + ln.Addr().String()
-	}
-	base = strings.TrimRight(base, "/")
-	fmt.Fprintf(cfg.stderr, "%s: serving hosted MCP at %s/mcp for %s (listening on %s)\n", cmdName, base, hc.providerURL, ln.Addr())
-	if demoTokens != nil {
-		printDemoTokens(cfg, base, demoTokens)
-	}
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("serve http: %w", err)
-		}
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hc.shutdownTimeout)
-	defer cancel()
-	var first error
-	for _, s := range servers {
-		if err := s.Shutdown(sctx); err != nil && first == nil {
-			first = err
-		}
-	}
-	if first != nil {
-		cfg.log.Warn("shutdown did not finish in time; closing remaining connections", "error", first)
-		for _, s := range servers {
-			_ = s.Close()
-		}
-	}
-	cfg.log.Debug("stopped", "cause", context.Cause(ctx))
 	return nil
-}
-
-func startDemoDouble(cfg config) (*pdpptest.Server, error) {
-	ds, err := demoDataset()
-	if err != nil {
-		return nil, fmt.Errorf("demo dataset: %w", err)
-	}
-	dlog := slog.New(slog.NewTextHandler(cfg.stderr, &slog.HandlerOptions{Level: max(cfg.level, slog.LevelWarn)}))
-	d, err := pdpptest.Start(pdpptest.Options{Dataset: ds, Logger: dlog, Now: demoClock})
-	if err != nil {
-		return nil, fmt.Errorf("start demo resource server: %w", err)
-	}
-	return d, nil
-}
-
-func printDemoTokens(cfg config, base string, toks map[pdpptest.TokenKind]string) {
-	fmt.Fprintf(cfg.stderr, `%s: demo: the %q sample dataset, served by an in-process resource server. Tokens to try:
-  client (served):            %s
-  owner (403):                %s
-  mcp_package (fan-out):      %s
-  revoked grant (403):        %s
-Try:
-  curl -s %s/mcp -H 'Authorization: Bearer %s' \
-    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
-  claude mcp add --transport http pdpp-demo %s/mcp --header 'Authorization: Bearer %s'
-`, cmdName, demoName, toks[pdpptest.TokenClient], toks[pdpptest.TokenOwner], toks[pdpptest.TokenPackage], toks[pdpptest.TokenRevoked],
-		base, toks[pdpptest.TokenClient], base, toks[pdpptest.TokenClient])
 }

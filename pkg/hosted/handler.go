@@ -88,6 +88,11 @@ type Options struct {
 	// AuthorizationServers is advertised in the metadata; empty means the
 	// ones the resource server's own metadata names (fetched and cached).
 	AuthorizationServers []string
+	// AuthorizationServerAtOrigin advertises this handler's own public
+	// origin as the authorization server, instead of AuthorizationServers:
+	// for an embedding that serves its authorization server beside /mcp on
+	// the same origin, whatever host the client used (the demo does).
+	AuthorizationServerAtOrigin bool
 	// HTTPClient is shared by every RS client of the handler; nil gives
 	// the handler one of its own.
 	HTTPClient *http.Client
@@ -285,93 +290,16 @@ func isPrintable(s string) bool {
 	return true
 }
 
-// serveMCP authorises the request, then hands it to the SDK.
+// serveMCP authorises the request, then hands it to the SDK. Each step
+// answers the request itself when it stops it.
 func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
-	base, open, herr := h.resolveOrigin(r)
-	if herr != nil {
-		st.reason = "host"
-		writeError(w, http.StatusMisdirectedRequest, st.id, *herr)
+	open, ok := h.admitOrigin(w, r, st)
+	if !ok || r.Method == http.MethodOptions {
 		return
 	}
-	st.base = base
-	w.Header().Set("Link", "<"+base+PathIcon+`>; rel="icon"; type="image/svg+xml"`)
-	if !h.originAllowed(r, base) {
-		st.reason = "origin"
-		writeError(w, http.StatusForbidden, st.id, apiError{Code: "forbidden_origin",
-			Message: "Origin " + strconv.Quote(r.Header.Get("Origin")) + " is not allowed to call this MCP endpoint"})
+	if !h.authorize(w, r, st) {
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" {
-		// An allowed browser origin may read the answer, the challenge
-		// included.
-		w.Header().Set("Access-Control-Allow-Origin", o)
-		w.Header().Set("Access-Control-Expose-Headers", "WWW-Authenticate, Link, Request-Id, Retry-After")
-		w.Header().Add("Vary", "Origin")
-	}
-	if r.Method == http.MethodOptions {
-		// CORS preflight carries no credentials; it reveals nothing.
-		w.Header().Set("Access-Control-Allow-Methods", "POST")
-		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Request-Id")
-		w.Header().Set("Access-Control-Max-Age", "600")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	token = strings.TrimSpace(token)
-	if !ok || token == "" {
-		st.reason = "no_bearer"
-		h.refuse(w, st, errMissingBearer)
-		return
-	}
-	st.hash = TokenHash(token)
-	p, err := h.o.Verifier.Verify(r.Context(), token)
-	if err != nil {
-		var ae *AuthError
-		if errors.As(err, &ae) {
-			st.reason = ae.Code
-			h.refuse(w, st, ae)
-			return
-		}
-		if r.Context().Err() != nil {
-			st.reason = "canceled"
-			w.status = 499
-			return
-		}
-		st.reason = "verifier_unavailable"
-		h.log.Warn("could not verify a bearer", "token", st.hash[:12], "error", err, "request_id", st.id)
-		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "verifier_unavailable",
-			Message: "The resource server could not confirm this token right now; retry shortly"})
-		return
-	}
-	switch p.Kind {
-	case KindClient:
-	case KindPackage:
-		if h.o.Packages == nil {
-			st.reason = "package_token"
-			writeError(w, http.StatusForbidden, st.id, apiError{Code: "package_tokens_unsupported",
-				Message: "This MCP gateway serves grant-scoped client tokens only. MCP package tokens are served by the provider's own /mcp endpoint; connect to that, or authorize a single grant (client token) for this endpoint."})
-			return
-		}
-		if st.pkgRS, err = h.o.Packages(r.Context(), p, token); err != nil {
-			var ae *AuthError
-			if errors.As(err, &ae) {
-				st.reason = ae.Code
-				h.refuse(w, st, ae)
-				return
-			}
-			st.reason = "package_unavailable"
-			writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "package_unavailable", Message: "The grant package could not be resolved right now; retry shortly"})
-			return
-		}
-	default:
-		st.reason = "kind_" + string(p.Kind)
-		writeError(w, http.StatusForbidden, st.id, apiError{Code: "permission_error",
-			Message: "MCP requires a grant-scoped client or MCP package token. Owner-agent bearers are REST/control-plane credentials; use owner-agent REST onboarding for local owner automation."})
-		return
-	}
-	st.token, st.principal = token, p
-
 	release, ok := h.limiter.acquire(st.hash)
 	if !ok {
 		st.reason = "too_many_in_flight"
@@ -383,17 +311,8 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 	defer release()
 
 	if r.Method == http.MethodPost {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				st.reason = "body_too_large"
-				writeError(w, http.StatusRequestEntityTooLarge, st.id, apiError{Code: "request_entity_too_large",
-					Message: fmt.Sprintf("Request body larger than %d bytes", h.o.MaxBodyBytes)})
-				return
-			}
-			st.reason = "body_unreadable"
-			writeError(w, http.StatusBadRequest, st.id, apiError{Code: "invalid_request", Message: "Request body could not be read"})
+		body, ok := h.readBody(w, r, st)
+		if !ok {
 			return
 		}
 		st.rpc, st.tool = rpcNames(body)
@@ -408,6 +327,130 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 		return
 	}
 	h.guarded.ServeHTTP(w, r)
+}
+
+// admitOrigin resolves the public origin of r and checks its Origin header,
+// answering CORS preflights. open says the SDK's loopback Host check is to
+// be skipped (a trusted proxy sent the request).
+func (h *Handler) admitOrigin(w *recorder, r *http.Request, st *reqState) (open, ok bool) {
+	base, open, herr := h.resolveOrigin(r)
+	if herr != nil {
+		st.reason = "host"
+		writeError(w, http.StatusMisdirectedRequest, st.id, *herr)
+		return false, false
+	}
+	st.base = base
+	w.Header().Set("Link", "<"+base+PathIcon+`>; rel="icon"; type="image/svg+xml"`)
+	if !h.originAllowed(r, base) {
+		st.reason = "origin"
+		writeError(w, http.StatusForbidden, st.id, apiError{Code: "forbidden_origin",
+			Message: "Origin " + strconv.Quote(r.Header.Get("Origin")) + " is not allowed to call this MCP endpoint"})
+		return false, false
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		// An allowed browser origin may read the answer, the challenge
+		// included.
+		w.Header().Set("Access-Control-Allow-Origin", o)
+		w.Header().Set("Access-Control-Expose-Headers", "WWW-Authenticate, Link, Request-Id, Retry-After")
+		w.Header().Add("Vary", "Origin")
+	}
+	if r.Method == http.MethodOptions {
+		// CORS preflight carries no credentials; it reveals nothing.
+		w.Header().Set("Access-Control-Allow-Methods", "POST")
+		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Request-Id")
+		w.Header().Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+	}
+	return open, true
+}
+
+// authorize verifies the bearer and decides from its kind what serves it:
+// the provider's RS for a client token, the package resolver for a package
+// token. It sets st.token and st.principal (and st.pkgRS) when it admits.
+func (h *Handler) authorize(w *recorder, r *http.Request, st *reqState) bool {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token = strings.TrimSpace(token)
+	if !ok || token == "" {
+		st.reason = "no_bearer"
+		h.refuse(w, st, errMissingBearer)
+		return false
+	}
+	st.hash = TokenHash(token)
+	p, err := h.o.Verifier.Verify(r.Context(), token)
+	if err != nil {
+		var ae *AuthError
+		if errors.As(err, &ae) {
+			st.reason = ae.Code
+			h.refuse(w, st, ae)
+			return false
+		}
+		if r.Context().Err() != nil {
+			st.reason = "canceled"
+			w.status = 499
+			return false
+		}
+		st.reason = "verifier_unavailable"
+		h.log.Warn("could not verify a bearer", "token", st.hash[:12], "error", err, "request_id", st.id)
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "verifier_unavailable",
+			Message: "The resource server could not confirm this token right now; retry shortly"})
+		return false
+	}
+	switch p.Kind {
+	case KindClient:
+	case KindPackage:
+		if !h.resolvePackage(w, r, st, p, token) {
+			return false
+		}
+	default:
+		st.reason = "kind_" + string(p.Kind)
+		writeError(w, http.StatusForbidden, st.id, apiError{Code: "permission_error",
+			Message: "MCP requires a grant-scoped client or MCP package token. Owner-agent bearers are REST/control-plane credentials; use owner-agent REST onboarding for local owner automation."})
+		return false
+	}
+	st.token, st.principal = token, p
+	return true
+}
+
+// resolvePackage sets st.pkgRS to the package's reader, or refuses.
+func (h *Handler) resolvePackage(w *recorder, r *http.Request, st *reqState, p *Principal, token string) bool {
+	if h.o.Packages == nil {
+		st.reason = "package_token"
+		writeError(w, http.StatusForbidden, st.id, apiError{Code: "package_tokens_unsupported",
+			Message: "This MCP gateway serves grant-scoped client tokens only. MCP package tokens are served by the provider's own /mcp endpoint; connect to that, or authorize a single grant (client token) for this endpoint."})
+		return false
+	}
+	var err error
+	if st.pkgRS, err = h.o.Packages(r.Context(), p, token); err != nil {
+		var ae *AuthError
+		if errors.As(err, &ae) {
+			st.reason = ae.Code
+			h.refuse(w, st, ae)
+			return false
+		}
+		st.reason = "package_unavailable"
+		writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "package_unavailable", Message: "The grant package could not be resolved right now; retry shortly"})
+		return false
+	}
+	return true
+}
+
+// readBody reads a POST body within MaxBodyBytes.
+func (h *Handler) readBody(w *recorder, r *http.Request, st *reqState) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			st.reason = "body_too_large"
+			writeError(w, http.StatusRequestEntityTooLarge, st.id, apiError{Code: "request_entity_too_large",
+				Message: fmt.Sprintf("Request body larger than %d bytes", h.o.MaxBodyBytes)})
+			return nil, false
+		}
+		st.reason = "body_unreadable"
+		writeError(w, http.StatusBadRequest, st.id, apiError{Code: "invalid_request", Message: "Request body could not be read"})
+		return nil, false
+	}
+	return body, true
 }
 
 // rpcNames reads the JSON-RPC method and, for tools/call, the tool name, for

@@ -124,6 +124,9 @@ func (h *Handler) metadataFor(ctx context.Context, base string) *Metadata {
 		PDPPTokenKindsSupported: []string{"client", "mcp_package"},
 		PDPPProviderConnectVer:  root.Get("pdpp_provider_connect_version").Str,
 	}
+	if h.o.AuthorizationServerAtOrigin {
+		md.AuthorizationServers = []string{base}
+	}
 	if len(md.AuthorizationServers) == 0 {
 		for _, a := range root.Get("authorization_servers").Array() {
 			if a.Type == gjson.String {
@@ -138,7 +141,9 @@ func (h *Handler) metadataFor(ctx context.Context, base string) *Metadata {
 		md.ResourceName = strings.TrimSuffix(name, " Resource Server") + " Hosted MCP Resource"
 	}
 	var authz json.RawMessage
-	if a := root.Get("pdpp_agent_discovery.mcp.authorization"); a.IsObject() {
+	// The RS's authorization block names its own authorization server's
+	// endpoints: not the one advertised when that is this origin.
+	if a := root.Get("pdpp_agent_discovery.mcp.authorization"); a.IsObject() && !h.o.AuthorizationServerAtOrigin {
 		// Resource indicators name the RS's /mcp; re-point them at ours.
 		authz = json.RawMessage(strings.ReplaceAll(a.Raw, `"`+h.provider+PathMCP+`"`, `"`+base+PathMCP+`"`))
 	}

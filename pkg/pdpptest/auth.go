@@ -1,7 +1,9 @@
 package pdpptest
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -46,6 +48,10 @@ type introspection struct {
 	// packageID and members describe an mcp_package token's children.
 	packageID string
 	members   []PackageMember
+	// audience is the resource the token was issued for (RFC 8707), as
+	// the authorization server recorded it; empty for the tokens issued at
+	// start and by the Issue methods.
+	audience string
 }
 
 // tokenTable maps opaque bearer strings to introspection results.
@@ -53,10 +59,28 @@ type tokenTable struct {
 	mu     sync.RWMutex
 	byTok  map[string]*introspection
 	byKind map[TokenKind]string
+	// seed, when set, derives the tokens issued at start (see
+	// Options.TokenSeed).
+	seed []byte
 }
 
-func newTokenTable() *tokenTable {
-	return &tokenTable{byTok: map[string]*introspection{}, byKind: map[TokenKind]string{}}
+func newTokenTable(seed string) *tokenTable {
+	t := &tokenTable{byTok: map[string]*introspection{}, byKind: map[TokenKind]string{}}
+	if seed != "" {
+		t.seed = []byte(seed)
+	}
+	return t
+}
+
+// startToken is the token issued at start under label: derived from the
+// seed when there is one, else random.
+func (t *tokenTable) startToken(label string) string {
+	if t.seed == nil {
+		return newToken()
+	}
+	m := hmac.New(sha256.New, t.seed)
+	m.Write([]byte(label))
+	return "pdpp_" + hex.EncodeToString(m.Sum(nil)[:20])
 }
 
 // newToken returns an opaque random string; nothing about it reveals its kind.
@@ -67,7 +91,10 @@ func newToken() string {
 }
 
 func (t *tokenTable) add(in *introspection) string {
-	tok := newToken()
+	return t.addAs(newToken(), in)
+}
+
+func (t *tokenTable) addAs(tok string, in *introspection) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.byTok[tok] = in
@@ -107,15 +134,17 @@ func (s *Server) issueStandardTokens() error {
 		TokenExpired: {kind: TokenClient, grantName: "client", grant: client, subjectID: sub, clientID: client.ClientID, inactiveReason: "grant_expired"},
 	}
 	for _, ch := range s.defaultPackageChildren() {
-		kinds[TokenPackage].members = append(kinds[TokenPackage].members, s.IssueChild(ch))
+		m := s.issueChild(ch, s.tokens.startToken("mcp_package/"+ch.ConnectionID), "")
+		kinds[TokenPackage].members = append(kinds[TokenPackage].members, m)
 	}
 	for _, k := range tokenKinds {
+		tok := s.tokens.startToken(string(k))
 		if k == TokenUnknown {
 			// Never registered: the table cannot answer for it.
-			s.tokens.byKind[k] = newToken()
+			s.tokens.byKind[k] = tok
 			continue
 		}
-		s.tokens.byKind[k] = s.tokens.add(kinds[k])
+		s.tokens.byKind[k] = s.tokens.addAs(tok, kinds[k])
 	}
 	return nil
 }

@@ -32,6 +32,16 @@
 // per connector that has granted streams, and record detail reports each
 // connector's own SourceID as connector_key.
 //
+// # Authorization server
+//
+// The double is also its own OAuth authorization server (oauth.go): RFC 8414
+// metadata, dynamic registration of public clients, the authorization code
+// grant with PKCE S256, a consent page that lists the dataset's connections
+// (one picked gives a client token, several an mcp_package token) and
+// rotating refresh tokens. A gateway serves it on its own origin with
+// MountAuthorizationServer. Options.TokenSeed makes the tokens issued at
+// start the same on every start.
+//
 // # Files
 //
 // A route's behaviour lives in one file: auth.go (bearers, the client ban),
@@ -40,7 +50,7 @@
 // (records and change history), cursor.go, filters.go, expand.go, schema.go,
 // streams.go, records.go, changes.go, aggregate.go, search.go (shared by
 // search_lexical.go, search_semantic.go, search_hybrid.go), fieldwindow.go,
-// blobs.go, metadata.go, faults.go. Datasets live in package dataset.
+// blobs.go, metadata.go, faults.go, oauth.go. Datasets live in package dataset.
 //
 // # Adding a route
 //

@@ -69,6 +69,9 @@ func (s *Server) handleIntrospect(c *call) error {
 	if in.grant != nil {
 		out.set("grant_id", in.grant.GrantID)
 	}
+	if in.audience != "" {
+		out.set("aud", in.audience)
+	}
 	if in.kind == TokenPackage {
 		out.set("grant_package_id", in.packageID)
 		out.set("package", packageIntrospection(&in, s.tokens.lookup))

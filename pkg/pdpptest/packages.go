@@ -48,6 +48,12 @@ var ErrNotPackage = errors.New("pdpptest: not an active mcp_package token")
 // grant or connection the dataset does not have: that is a mistake in the
 // calling test.
 func (s *Server) IssueChild(ch PackageChild) PackageMember {
+	return s.issueChild(ch, newToken(), "")
+}
+
+// issueChild registers the child's client token tok, for the audience aud
+// ("" for none).
+func (s *Server) issueChild(ch PackageChild, tok, aud string) PackageMember {
 	name := ch.Grant
 	if name == "" {
 		name = "client"
@@ -77,13 +83,14 @@ func (s *Server) IssueChild(ch PackageChild) PackageMember {
 		g.Streams = append(g.Streams, gs)
 		streams = append(streams, gs.Name)
 	}
-	in := &introspection{kind: TokenClient, grantName: name, grant: g, subjectID: s.ds.SubjectID, clientID: base.ClientID}
+	in := &introspection{kind: TokenClient, grantName: name, grant: g, subjectID: s.ds.SubjectID, clientID: base.ClientID, audience: aud}
 	status := "active"
 	if ch.Revoked {
 		in.inactiveReason, status = "grant_revoked", "grant_revoked"
 	}
-	m := PackageMember{GrantID: g.GrantID, Token: s.tokens.add(in), ConnectionID: ch.ConnectionID,
+	m := PackageMember{GrantID: g.GrantID, Token: tok, ConnectionID: ch.ConnectionID,
 		ConnectorKey: cs.key(), Streams: streams, Status: status}
+	s.tokens.addAs(tok, in)
 	if c := cs.connection(ch.ConnectionID); c != nil {
 		m.DisplayName = c.DisplayName
 	}
@@ -92,12 +99,17 @@ func (s *Server) IssueChild(ch PackageChild) PackageMember {
 
 // IssuePackage issues an mcp_package token over new child grants.
 func (s *Server) IssuePackage(children ...PackageChild) (token string, members []PackageMember) {
+	return s.issuePackage("", children...)
+}
+
+// issuePackage issues a package for the audience aud ("" for none).
+func (s *Server) issuePackage(aud string, children ...PackageChild) (token string, members []PackageMember) {
 	for _, ch := range children {
-		members = append(members, s.IssueChild(ch))
+		members = append(members, s.issueChild(ch, newToken(), aud))
 	}
 	sum := sha256.Sum256([]byte(newToken()))
 	in := &introspection{kind: TokenPackage, subjectID: s.ds.SubjectID, clientID: s.ds.Grants["client"].ClientID,
-		packageID: "gpk_" + hex.EncodeToString(sum[:8]), members: members}
+		packageID: "gpk_" + hex.EncodeToString(sum[:8]), members: members, audience: aud}
 	return s.tokens.add(in), slices.Clone(members)
 }
 

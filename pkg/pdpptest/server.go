@@ -40,6 +40,15 @@ type Options struct {
 	// an incomplete ranking (meta.recall.complete=false) with a few records.
 	// 0 keeps the reference value.
 	LexicalCandidateWindow int
+	// TokenSeed, when set, derives the tokens issued at start from it, so
+	// they are the same on every start with the same seed and dataset. Such
+	// tokens are as secret as the seed: use it for demos on synthetic data.
+	// Empty: random tokens.
+	TokenSeed string
+	// Issuer is the authorization server's issuer URL as clients reach it
+	// (an https origin behind a proxy, say); empty means http:// and the
+	// Host each request was sent to.
+	Issuer string
 }
 
 // Request is one request the double received. Header is as received,
@@ -79,7 +88,7 @@ func Start(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("pdpptest: load gmail dataset: %w", err)
 		}
 	}
-	s := &Server{opts: opts, ds: ds, log: opts.Logger, now: opts.Now, tokens: newTokenTable()}
+	s := &Server{opts: opts, ds: ds, log: opts.Logger, now: opts.Now, tokens: newTokenTable(opts.TokenSeed)}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -266,6 +275,7 @@ func (s *Server) routes() {
 	s.mountBlobs(m)
 	s.mountMetadata(m)
 	s.mountIntrospection(m)
+	s.mountAuthorizationServer(m)
 	m.HandleFunc("/", s.public(handleNoRoute))
 }
 
