@@ -121,6 +121,9 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (err erro
 	if c.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: %s takes flags only", c.Args().First(), cmdName)
 	}
+	if err := clearPlaceholders(c); err != nil {
+		return err
+	}
 	if path := strings.TrimSpace(c.String("log-file")); path != "" {
 		f, ferr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if ferr != nil {
@@ -185,11 +188,11 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (err erro
 const stdioGCPercent = 400
 
 // providerURLs are the --provider-url values, repeated or comma-separated,
-// blanks dropped.
+// blanks and unexpanded bundle placeholders dropped.
 func providerURLs(c *cli.Context) []string {
 	var out []string
 	for _, v := range c.StringSlice("provider-url") {
-		if v = strings.TrimSpace(v); v != "" {
+		if v = strings.TrimSpace(v); v != "" && !unexpanded.MatchString(v) {
 			out = append(out, v)
 		}
 	}
