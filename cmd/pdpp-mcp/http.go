@@ -14,6 +14,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/hosted"
 )
 
@@ -61,6 +62,8 @@ func httpFlags() []cli.Flag {
 			Usage: "with --http: how long (`DURATION`) a SIGTERM waits for calls in flight"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"PDPP_MCP_ACCESS_LOG"}, Value: true,
 			Usage: "with --http: one stderr line per request (never the token or arguments)"},
+		&cli.StringFlag{Name: "cursor-key-file", EnvVars: []string{"PDPP_MCP_CURSOR_KEY_FILE"},
+			Usage: "with --http: `FILE` holding the key that signs package search cursors (at least 32 random bytes, not readable by others); every replica behind one URL needs the same one (default: a key per process)"},
 	}
 }
 
@@ -82,6 +85,7 @@ type httpConfig struct {
 	accessLog       bool
 	demo            bool
 	providerPublic  string
+	cursorKey       []byte
 }
 
 func parseHTTPConfig(c *cli.Context) (*httpConfig, error) {
@@ -151,6 +155,13 @@ func parseHTTPConfig(c *cli.Context) (*httpConfig, error) {
 			return nil, usageErrorf("--introspection-url needs --introspection-client-id and a secret (--introspection-client-secret-file or PDPP_MCP_INTROSPECTION_CLIENT_SECRET)")
 		}
 		hc.introspection = &hosted.Introspector{URL: u, ClientID: id, ClientSecret: secret}
+	}
+	if f := strings.TrimSpace(c.String("cursor-key-file")); f != "" {
+		key, err := fanout.ReadCursorKey(f)
+		if err != nil {
+			return nil, usageErrorf("--cursor-key-file: %v", err)
+		}
+		hc.cursorKey = key
 	}
 	if len(providerURLs(c)) > 1 {
 		return nil, usageErrorf("--http serves one resource server: pass --provider-url once (several providers are served over stdio, or as a package by the provider's own /mcp)")
@@ -227,7 +238,7 @@ func serveHTTP(c *cli.Context, cfg config) error {
 			return err
 		}
 		defer d.Close()
-		if banner, err = demoHosted(cfg, d, &o); err != nil {
+		if banner, err = demoHosted(cfg, d, &o, hc.cursorKey); err != nil {
 			return err
 		}
 	}
