@@ -34,6 +34,8 @@ func httpFlags() []cli.Flag {
 			Usage: "serve hosted MCP over Streamable HTTP on `ADDR` (host:port, default host 127.0.0.1) instead of stdio"},
 		&cli.StringFlag{Name: "public-url", EnvVars: []string{"PDPP_MCP_PUBLIC_URL"},
 			Usage: "with --http: the `URL` (origin) clients reach this server at, normally https behind a TLS proxy; required for a non-loopback ADDR"},
+		&cli.StringFlag{Name: "provider-public-url", EnvVars: []string{"PDPP_MCP_PROVIDER_PUBLIC_URL"},
+			Usage: "with --http: the `URL` (origin) remote clients can open the resource server at, which results cite (default: what its metadata publishes, never a loopback or private address)"},
 		&cli.StringFlag{Name: "introspection-url", EnvVars: []string{"PDPP_MCP_INTROSPECTION_URL"},
 			Usage: "with --http: RFC 7662 endpoint `URL` that decides bearer kinds (default: ask the resource server)"},
 		&cli.StringFlag{Name: "introspection-client-id", EnvVars: []string{"PDPP_MCP_INTROSPECTION_CLIENT_ID"},
@@ -82,6 +84,7 @@ type httpConfig struct {
 	shutdownTimeout time.Duration
 	accessLog       bool
 	demo            bool
+	providerPublic  string
 	cursorKey       []byte
 }
 
@@ -89,6 +92,7 @@ func parseHTTPConfig(c *cli.Context) (*httpConfig, error) {
 	hc := &httpConfig{
 		addr:            strings.TrimSpace(c.String("http")),
 		publicURL:       strings.TrimSpace(c.String("public-url")),
+		providerPublic:  strings.TrimSpace(c.String("provider-public-url")),
 		providerURL:     firstProviderURL(c),
 		trustedHosts:    splitList(c.StringSlice("trusted-hosts")),
 		allowedOrigins:  splitList(c.StringSlice("allowed-origins")),
@@ -206,6 +210,8 @@ func serveHTTP(c *cli.Context, cfg config) error {
 		Handler: hosted.Options{
 			ProviderURL:          hc.providerURL,
 			PublicURL:            hc.publicURL,
+			ProviderPublicURL:    hc.providerPublic,
+			BlobMaxBytes:         cfg.blobMax,
 			TrustedProxies:       hc.trustedProxies,
 			TrustedHosts:         hc.trustedHosts,
 			AllowedOrigins:       hc.allowedOrigins,

@@ -97,6 +97,8 @@ func newApp(st *startup, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Usage: "time limit (`DURATION`) for each resource server request, body included"},
 			&cli.Int64Flag{Name: "max-response-bytes", Value: rs.DefaultMaxBodyBytes,
 				Usage: "largest resource server answer read, in `BYTES`; a larger one is an rs_response_too_large error"},
+			&cli.Int64Flag{Name: "blob-max-bytes", EnvVars: []string{"PDPP_MCP_BLOB_MAX_BYTES"}, Value: tools.DefaultBlobMaxBytes,
+				Usage: "largest blob (attachment) fetch or a pdpp://blob/ resource reads, in `BYTES`, at most --max-response-bytes; a larger one is a blob_too_large error"},
 			&cli.StringFlag{Name: "log-level", EnvVars: []string{"PDPP_MCP_LOG_LEVEL"}, Value: "info",
 				Usage: "stderr log `LEVEL`: debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-file", EnvVars: []string{"PDPP_MCP_LOG_FILE"},
@@ -201,6 +203,7 @@ type config struct {
 	name     string
 	timeout  time.Duration
 	maxBytes int64
+	blobMax  int64
 	log      *slog.Logger
 	level    slog.Level
 	stdin    io.Reader
@@ -229,6 +232,9 @@ func action(c *cli.Context, st *startup, stdin io.Reader, stdout, stderr io.Writ
 	if c.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: %s takes flags only", c.Args().First(), cmdName)
 	}
+	if err := clearPlaceholders(c); err != nil {
+		return err
+	}
 	if path := strings.TrimSpace(c.String("log-file")); path != "" {
 		f, ferr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if ferr != nil {
@@ -252,6 +258,7 @@ func action(c *cli.Context, st *startup, stdin io.Reader, stdout, stderr io.Writ
 		name:     strings.TrimSpace(c.String("server-name")),
 		timeout:  c.Duration("timeout"),
 		maxBytes: c.Int64("max-response-bytes"),
+		blobMax:  c.Int64("blob-max-bytes"),
 		level:    level,
 		log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		stdin:    stdin,
@@ -267,6 +274,8 @@ func action(c *cli.Context, st *startup, stdin io.Reader, stdout, stderr io.Writ
 		return usageErrorf("--timeout must be positive, got %s", cfg.timeout)
 	case cfg.maxBytes <= 0:
 		return usageErrorf("--max-response-bytes must be positive, got %d", cfg.maxBytes)
+	case cfg.blobMax <= 0 || cfg.blobMax > cfg.maxBytes:
+		return usageErrorf("--blob-max-bytes must be positive and at most --max-response-bytes (%d), got %d", cfg.maxBytes, cfg.blobMax)
 	}
 	if c.IsSet("http") {
 		return serveHTTP(c, cfg) // hosted mode: http.go
@@ -294,11 +303,11 @@ func action(c *cli.Context, st *startup, stdin io.Reader, stdout, stderr io.Writ
 const stdioGCPercent = 400
 
 // providerURLs are the --provider-url values, repeated or comma-separated,
-// blanks dropped.
+// blanks and unexpanded bundle placeholders dropped.
 func providerURLs(c *cli.Context) []string {
 	var out []string
 	for _, v := range c.StringSlice("provider-url") {
-		if v = strings.TrimSpace(v); v != "" {
+		if v = strings.TrimSpace(v); v != "" && !unexpanded.MatchString(v) {
 			out = append(out, v)
 		}
 	}
@@ -442,11 +451,12 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 // closes stdin (nil) or ctx ends (nil: a signal asked us to stop).
 func serve(ctx context.Context, cfg config, client tools.RS, providerURL string) error {
 	srv, direct := server.NewWithDirect(server.Options{
-		RS:          client,
-		ProviderURL: providerURL,
-		Name:        cfg.name,
-		Version:     server.Version(),
-		Logger:      cfg.log,
+		RS:           client,
+		ProviderURL:  providerURL,
+		Name:         cfg.name,
+		Version:      server.Version(),
+		Logger:       cfg.log,
+		BlobMaxBytes: cfg.blobMax,
 	})
 	if cfg.startup != nil {
 		cfg.startup.serving = true

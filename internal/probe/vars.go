@@ -43,6 +43,14 @@ var handles = []handle{
 		from: "search hits (the read of the matching passage) and field windows",
 	},
 	{
+		name: "first_blob", find: blobHandle,
+		what: "pdpp://blob/…", from: "records that reference a blob (fetch, query_records, read_record_field)",
+	},
+	{
+		name: "next_blob", find: nextFetchID,
+		what: `"next":{"tool":"fetch","args":{"id":…}}`, from: "fetch of a text blob cut short",
+	},
+	{
 		name: "next_read_args", find: readArgs("next"),
 		what: `next read_record_field args={...} or "next":{"tool":"read_record_field","args":{...}}`,
 		from: "read_record_field windows and fetch documents cut short",
@@ -170,6 +178,35 @@ func objectAfter(text, needle string) (json.RawMessage, int, bool) {
 		}
 		return out, i, true
 	}
+}
+
+// blobHandle finds the first pdpp://blob/ handle in text, plain or inside
+// a JSON string (where it ends at the escaped closing quote).
+func blobHandle(text string) (json.RawMessage, bool) {
+	i := strings.Index(text, "pdpp://blob/")
+	if i < 0 {
+		return nil, false
+	}
+	rest := text[i:]
+	if end := strings.IndexAny(rest, "\\\" \t\r\n,}"); end >= 0 {
+		rest = rest[:end]
+	}
+	return quote(rest), true
+}
+
+// nextFetchID finds the id of the fetch call that continues a blob's text.
+func nextFetchID(text string) (json.RawMessage, bool) {
+	obj, _, ok := objectAfter(text, `"next":{"tool":"fetch","args":`)
+	if !ok {
+		return nil, false
+	}
+	var args struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(obj, &args) != nil || args.ID == "" {
+		return nil, false
+	}
+	return quote(args.ID), true
 }
 
 func quote(s string) json.RawMessage {

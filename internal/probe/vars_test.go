@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -165,6 +166,23 @@ func TestExpandURI(t *testing.T) {
 		}
 		if err != nil || got != tt.want {
 			t.Errorf("ExpandURI(%s) = %q, %v; want %q", tt.uri, got, err, tt.want)
+		}
+	}
+}
+
+func TestBlobHandles(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, want string
+		find             func(string) (json.RawMessage, bool)
+	}{
+		{"in a record's JSON text", `{"text":"{\"blob_ref\":{\"fetch\":\"pdpp://blob/cin_a/blob_1\"}}"}`, `"pdpp://blob/cin_a/blob_1"`, blobHandle},
+		{"plain", `see pdpp://blob/cin_a/b%2F1 for the bytes`, `"pdpp://blob/cin_a/b%2F1"`, blobHandle},
+		{"continuation", `{"metadata":{"next":{"tool":"fetch","args":{"id":"pdpp://blob/c/b?offset_chars=16384"}}}}`, `"pdpp://blob/c/b?offset_chars=16384"`, nextFetchID},
+		{"none", `{"metadata":{"shown":"the whole text"}}`, "", nextFetchID},
+	} {
+		got, ok := tc.find(tc.text)
+		if string(got) != tc.want || ok != (tc.want != "") {
+			t.Errorf("%s: %s %v, want %s", tc.name, got, ok, tc.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 )
 
 // JSONCut is a record payload rendered as compact JSON for model-visible text
@@ -53,6 +54,9 @@ type member struct {
 func BoundJSON(id string, v gjson.Result, limit int) JSONCut {
 	root := parse(v, 0)
 	var r renderer
+	if rid, err := resultid.Parse(id); err == nil {
+		r.conn = rid.ConnectionID()
+	}
 	if root.kind != kindObject {
 		text := string(r.value(nil, &root, 0, false))
 		total := Len(text)

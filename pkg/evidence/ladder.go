@@ -119,8 +119,11 @@ type BinaryField struct {
 	SizeBytes       *int64 `json:"size_bytes,omitempty"`
 	SHA256          string `json:"sha256,omitempty"`
 	FetchURL        string `json:"fetch_url,omitempty"`
-	Encoding        string `json:"encoding,omitempty"`
-	SizeChars       *int   `json:"size_chars,omitempty"`
+	// Fetch is the blob's handle, which fetch reads (the bytes stay
+	// behind the grant's token).
+	Fetch     string `json:"fetch,omitempty"`
+	Encoding  string `json:"encoding,omitempty"`
+	SizeChars *int   `json:"size_chars,omitempty"`
 }
 
 // Read is a ready-to-send tool call.
@@ -249,7 +252,7 @@ func entryFor(id resultid.ID, data *node, shown map[string]bool) Entry {
 			e.BinaryFields = append(e.BinaryFields, BinaryField{FieldPath: name, BinaryField: true, HandleSemantics: LiveLookup,
 				PreviewStatus: StatusBinaryOnly, Encoding: "base64", SizeChars: &n})
 		case v.kind == kindBlob:
-			e.BinaryFields = append(e.BinaryFields, blobField(name, *v.blob))
+			e.BinaryFields = append(e.BinaryFields, blobField(name, *v.blob, id.ConnectionID()))
 		case container:
 			if len(v.kids) == 0 {
 				continue
@@ -258,7 +261,7 @@ func entryFor(id resultid.ID, data *node, shown map[string]bool) Entry {
 				unreadable++
 				continue
 			}
-			visible := v.visibleJSON()
+			visible := v.visibleJSON(id.ConnectionID())
 			preview, cut := Cut(visible, JSONPreviewChars)
 			jsons = append(jsons, JSONField{FieldPath: name, JSONField: true, HandleSemantics: LiveLookup,
 				PreviewStatus: status(cut), SizeChars: Len(visible), PreviewText: preview, Read: FetchFields(e.ID, name)})
@@ -321,9 +324,12 @@ func newEntry(id, connection, stream, record string) Entry {
 	return e
 }
 
-func blobField(name string, b Blob) BinaryField {
+func blobField(name string, b Blob, connection string) BinaryField {
 	f := BinaryField{FieldPath: name, BinaryField: true, HandleSemantics: LiveLookup, PreviewStatus: StatusBinaryOnly,
 		BlobID: b.BlobID, MIMEType: b.MIMEType, SHA256: b.SHA256, FetchURL: b.FetchURL}
+	if h, ok := blobHandle(connection, b); ok {
+		f.Fetch = h
+	}
 	if b.HasSize {
 		size := b.SizeBytes
 		f.SizeBytes = &size

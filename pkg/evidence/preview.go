@@ -194,7 +194,7 @@ func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool, 
 
 func (l *previewLine) render(level int) (string, counts) {
 	if !l.done[level] {
-		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, lead: l.lead, trackWhole: true}
+		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, lead: l.lead, trackWhole: true, conn: l.scope.ConnectionID}
 		b := append(l.scratch.buf[:0], l.prefix...)
 		b = r.value(b, l.parsed(), 0, false)
 		l.text[level] = string(b)

@@ -227,7 +227,7 @@ func TestPreviewBinaryStaysMetadata(t *testing.T) {
 	res := Preview([]byte(`{"data":[`+rec+`]}`), PreviewOptions{Label: "attachments"})
 	checkPreview(t, res)
 	want := `record[0] id=c/attachments:a1 {"data":{"filename":"x.bin","content":{"binary":"base64","size_chars":4000},` +
-		`"blob_ref":{"binary":"blob_ref","blob_id":"blob_1","mime_type":"application/octet-stream","size_bytes":3000,"fetch_url":"/v1/blobs/blob_1"},` +
+		`"blob_ref":{"binary":"blob_ref","blob_id":"blob_1","mime_type":"application/octet-stream","size_bytes":3000,"fetch":"pdpp://blob/c/blob_1"},` +
 		`"author":{"id":"u1","name":"Maya"},"link":{"url":"https://x.example","title":"X"}}}`
 	if !strings.Contains(res.Text, want) {
 		t.Errorf("got\n%s\nwant line\n%s", res.Text, want)

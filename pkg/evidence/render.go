@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 )
 
 // limits bound one rendering of a JSON value. Zero means unbounded.
@@ -162,11 +163,11 @@ func (n *node) child(key string) *node {
 // visibleJSON is VisibleJSON of the value n was parsed from. A tree parsed
 // from an enclosing value stops deeper below n than VisibleJSON would; only
 // then is n's source parsed again.
-func (n *node) visibleJSON() string {
+func (n *node) visibleJSON(connection string) string {
 	if n.cutByDepth() {
-		return VisibleJSON(gjson.Parse(n.raw))
+		return VisibleJSONIn(gjson.Parse(n.raw), connection)
 	}
-	var r renderer
+	r := renderer{conn: connection}
 	return string(r.value(nil, n, 0, false))
 }
 
@@ -218,6 +219,9 @@ type renderer struct {
 	n   counts
 	// fold, when set, leaves out the record wrapper members its id spells out.
 	fold *identity
+	// conn is the connection blob handles name: the caller's, or the
+	// connection_id of the record wrapper being rendered.
+	conn string
 	// keys are field names a terse rendering keeps first.
 	keys map[string]bool
 	// lead, when set, puts a record's identifying data members first: from
@@ -256,10 +260,29 @@ type memberEnd struct {
 // binary value (blob_ref object or inline base64 string) replaced by its
 // metadata. Nothing else is cut. Use it wherever a record reaches model-visible
 // text in full.
-func VisibleJSON(v gjson.Result) string {
-	var r renderer
+func VisibleJSON(v gjson.Result) string { return VisibleJSONIn(v, "") }
+
+// VisibleJSONIn is VisibleJSON of a value read under connection: its blob
+// handles name that connection (a record wrapper names its own).
+func VisibleJSONIn(v gjson.Result, connection string) string {
+	r := renderer{conn: connection}
 	n := parse(v, 0)
 	return string(r.value(nil, &n, 0, false))
+}
+
+// maxHandleBytes bounds a blob handle printed in text; a longer one (an
+// absurd blob id) is left out rather than cut, and fetch_url stands.
+const maxHandleBytes = 400
+
+// blobHandle is the pdpp://blob/ handle of a blob read under connection,
+// carrying the digest the blob_ref states when the id does not name it.
+func blobHandle(connection string, m Blob) (string, bool) {
+	b, err := resultid.NewBlob(connection, m.BlobID)
+	if err != nil {
+		return "", false
+	}
+	h := b.WithSHA256(m.SHA256).URI()
+	return h, len(h) <= maxHandleBytes
 }
 
 // value appends n. inData is true for the members of a folded record's data.
@@ -334,6 +357,11 @@ func (r *renderer) folded(parent, m *node, depth int, inData bool) bool {
 }
 
 func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
+	if depth == 0 {
+		if c := n.member("connection_id"); c != "" {
+			r.conn = c
+		}
+	}
 	var buf [32]int // most objects fit; it spares an allocation per rendering
 	keep := buf[:0]
 	for i := range n.kids {
@@ -570,7 +598,12 @@ func (r *renderer) blob(b []byte, m Blob) []byte {
 		b = append(b, `,"size_bytes":`...)
 		b = strconv.AppendInt(b, m.SizeBytes, 10)
 	}
-	if m.FetchURL != "" {
+	// The handle replaces fetch_url, which only a bearer of the grant's
+	// token can open: fetch reads the handle through the same route.
+	if h, ok := blobHandle(r.conn, m); ok {
+		b = append(b, `,"fetch":`...)
+		b = jsonw.AppendString(b, h)
+	} else if m.FetchURL != "" {
 		b = append(b, `,"fetch_url":`...)
 		b = jsonw.AppendString(b, capped(m.FetchURL))
 	}

@@ -26,10 +26,13 @@ func TestVisibleJSON(t *testing.T) {
 			`{"participants":[{"id":"u1","name":"A"},{"id":"u2","url":"https://x.example/u2"}]}`},
 		{"blob_ref becomes metadata",
 			`{"blob_ref":{"blob_id":"b1","mime_type":"image/png","size_bytes":9,"sha256":"ab","fetch_url":"/v1/blobs/b1","inline":"` + b64 + `"}}`,
-			`{"blob_ref":{"binary":"blob_ref","blob_id":"b1","mime_type":"image/png","size_bytes":9,"fetch_url":"/v1/blobs/b1"}}`},
+			`{"blob_ref":{"binary":"blob_ref","blob_id":"b1","mime_type":"image/png","size_bytes":9,"fetch":"pdpp://blob/b1"}}`},
+		{"an opaque id carries the record's digest",
+			`{"blob_ref":{"blob_id":"b1","mime_type":"image/png","sha256":"` + strings.Repeat("AB", 32) + `"}}`,
+			`{"blob_ref":{"binary":"blob_ref","blob_id":"b1","mime_type":"image/png","fetch":"pdpp://blob/b1?sha256=` + strings.Repeat("ab", 32) + `"}}`},
 		{"nested blob in an array",
 			`{"files":[{"name":"a.png","ref":{"blob_id":"b1","size_bytes":3}}]}`,
-			`{"files":[{"name":"a.png","ref":{"binary":"blob_ref","blob_id":"b1","size_bytes":3}}]}`},
+			`{"files":[{"name":"a.png","ref":{"binary":"blob_ref","blob_id":"b1","size_bytes":3,"fetch":"pdpp://blob/b1"}}]}`},
 		{"inline base64 becomes metadata",
 			`{"content":"` + b64 + `","name":"x"}`,
 			`{"content":{"binary":"base64","size_chars":` + itoa(len(b64)) + `},"name":"x"}`},
@@ -57,8 +60,11 @@ func TestVisibleJSONFixture(t *testing.T) {
 	if !strings.HasPrefix(got, `{"connector_key":"https://registry.pdpp.dev/connectors/gmail","connection_id":"cin_gmail_personal","data":{"blob_ref":{"binary":"blob_ref","blob_id":"blob_sha256_c514`) {
 		t.Errorf("authored order or blob metadata lost: %.200s", got)
 	}
-	if !strings.Contains(got, `"fetch_url":"/v1/blobs/blob_sha256_c514bff25a8680e2bda41ec474006756282def0bcc3690db3cf55dad1c4837e6"`) {
-		t.Errorf("fetch_url missing: %s", got)
+	// The handle names the record's connection, so a read of it is never
+	// ambiguous; the RS-relative fetch_url needs a bearer and is left out.
+	if !strings.Contains(got, `"fetch":"pdpp://blob/cin_gmail_personal/blob_sha256_c514bff25a8680e2bda41ec474006756282def0bcc3690db3cf55dad1c4837e6"`) ||
+		strings.Contains(got, "fetch_url") {
+		t.Errorf("blob handle missing or fetch_url kept: %s", got)
 	}
 	if !json.Valid([]byte(got)) {
 		t.Error("invalid JSON")

@@ -76,7 +76,7 @@ func TestDirectMatchesSDK(t *testing.T) {
 		{"2026-07-28", req{header: h26("aggregate"), body: call26("aggregate", aggArgs, meta26)}, true},
 		{"2026-07-28 with client info and log level", req{header: h26("aggregate"), body: call26("aggregate", aggArgs, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/logLevel":"debug"}`)}, true},
 		{"2026-07-28 query_records, a large answer", req{header: h26("query_records"), body: call26("query_records", `{"stream":"messages","limit":50}`, meta26)}, true},
-		{"2026-07-28 search with html", req{header: h26("search"), body: call26("search", `{"q":"<b>&</b>"}`, meta26)}, true},
+		{"2026-07-28 html in arguments", req{header: h26("aggregate"), body: call26("aggregate", `{"stream":"<b>&</b>x","metric":"count"}`, meta26)}, true},
 		{"2026-07-28 tool error", req{header: h26("aggregate"), body: call26("aggregate", `{}`, meta26)}, true},
 		{"2026-07-28 string id", req{header: h26("schema"), body: strings.Replace(call26("schema", `{}`, meta26), `"id":7`, `"id":"s-1"`, 1)}, true},
 		{"Mcp-Method header on an old revision", req{header: map[string]string{"MCP-Protocol-Version": "2025-11-25", "Mcp-Method": "tools/list"}, body: agg}, true},

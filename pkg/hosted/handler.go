@@ -72,6 +72,15 @@ type Options struct {
 	// advertised under it. Empty: derived from each request's Host, which
 	// is accepted only for loopback/private hosts or TrustedHosts.
 	PublicURL string
+	// ProviderPublicURL is the origin remote clients can open the resource
+	// server at, which results cite (document urls, provider_url). Empty:
+	// the resource named by the resource server's own protected-resource
+	// metadata once read, else ProviderURL when its host is public; a
+	// loopback or private provider is never cited (documents cite their
+	// pdpp:// handles instead).
+	ProviderPublicURL string
+	// BlobMaxBytes bounds one blob read; 0 means tools.DefaultBlobMaxBytes.
+	BlobMaxBytes int64
 	// Verifier decides what each bearer is. Required; wrap it in a
 	// CachedVerifier unless it caches itself.
 	Verifier Verifier
@@ -134,6 +143,9 @@ type Handler struct {
 	o        Options
 	provider string
 	public   *url.URL // nil: host-derived
+	// citation is the configured public origin of the provider ("" when
+	// none is configured).
+	citation string
 	hc       *http.Client
 	log      *slog.Logger
 	guarded  *mcp.StreamableHTTPHandler
@@ -159,6 +171,11 @@ func New(o Options) (*Handler, error) {
 	if o.CoreQueryBase != "" {
 		if h.o.CoreQueryBase, err = normaliseOrigin(o.CoreQueryBase, true); err != nil {
 			return nil, fmt.Errorf("hosted: core query base: %w", err)
+		}
+	}
+	if o.ProviderPublicURL != "" {
+		if h.citation, err = normaliseOrigin(o.ProviderPublicURL, false); err != nil {
+			return nil, fmt.Errorf("hosted: provider public URL: %w", err)
 		}
 	}
 	if o.PublicURL != "" {
@@ -634,6 +651,8 @@ func (h *Handler) newServer(st *reqState) *built {
 		Logger:        h.log,
 		Icons:         []mcp.Icon{{Source: st.base + PathIcon, MIMEType: "image/svg+xml", Sizes: []string{"any"}}},
 		Mode:          tools.ModeHosted,
+		CitationURL:   h.citationURL(),
+		BlobMaxBytes:  h.o.BlobMaxBytes,
 		Capabilities:  h.caps,
 		CredentialKey: func() string { return st.hash },
 	})
@@ -730,6 +749,27 @@ func (r *recorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// citationURL is the provider origin results cite: the configured one, the
+// resource the RS's own metadata publishes (when already read; building a
+// server never waits for it), or the provider URL itself, each only when
+// its host is public.
+func (h *Handler) citationURL() string {
+	if h.citation != "" {
+		return h.citation
+	}
+	h.meta.mu.Lock()
+	body := h.meta.body
+	h.meta.mu.Unlock()
+	for _, c := range []string{gjson.GetBytes(body, "resource").Str, h.provider} {
+		u, err := url.Parse(c)
+		if c == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || isPrivateHost(u.Hostname()) {
+			continue
+		}
+		return u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/")
+	}
+	return ""
 }
 
 // redirectedTo returns where a redirect that was not followed pointed

@@ -299,6 +299,42 @@ func (m *members) int(key string) *int {
 // StreamURI returns pdpp://stream/{name} with the name escaped as a path segment.
 func StreamURI(name string) string { return StreamScheme + url.PathEscape(name) }
 
+// StreamRef is the {name} of pdpp://stream/{name} for a stream read under
+// one connection: connection_id/name, which the URI carries escaped
+// (cin_a%2Fmessages). A grant that holds a stream under several connections
+// can only read its metadata for one of them.
+func StreamRef(connectionID, name string) string {
+	if connectionID == "" {
+		return name
+	}
+	return connectionID + "/" + name
+}
+
+// ParseStreamRefURI returns the connection ("" when the URI names none) and
+// stream name of a pdpp://stream/{name} URI whose name may be
+// connection_id/name.
+func ParseStreamRefURI(uri string) (connectionID, name string, err error) {
+	const expected = "pdpp://stream/<stream name> or pdpp://stream/<connection_id>%2F<stream name>"
+	rest, ok := strings.CutPrefix(uri, StreamScheme)
+	if !ok || rest == "" || strings.Contains(rest, "/") {
+		return "", "", invalidURI(uri, PartStream, "it does not match pdpp://stream/{name}", expected)
+	}
+	ref, err := url.PathUnescape(rest)
+	if err != nil {
+		return "", "", invalidURI(uri, PartStream, "the stream name is not validly URI-encoded", expected)
+	}
+	if c, n, found := strings.Cut(ref, "/"); found {
+		if p := checkSegment(c, false); p != "" {
+			return "", "", invalidURI(uri, PartConnection, "the connection_id "+p, expected)
+		}
+		connectionID, ref = c, n
+	}
+	if p := checkSegment(ref, false); p != "" {
+		return "", "", invalidURI(uri, PartStream, "the stream name "+p, expected)
+	}
+	return connectionID, ref, nil
+}
+
 // ParseStreamURI returns the stream name of a pdpp://stream/{name} URI. The
 // name is URI-decoded and follows the segment rules.
 func ParseStreamURI(uri string) (string, error) {

@@ -193,6 +193,11 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	if len(q) > 0 {
 		target += "?" + q.Encode()
 	}
+	limit := c.max
+	if n, ok := ctx.Value(bodyLimitKey{}).(int64); ok && n > 0 && n < limit {
+		limit = n
+	}
+	blob := RouteOf(path) == RouteBlob
 	callCtx, cancel := context.WithTimeoutCause(ctx, c.timeout, errCallTimeout)
 	defer cancel()
 
@@ -203,6 +208,10 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	req.Header = http.Header{
 		"Accept":     {"application/json"},
 		"User-Agent": {c.ua},
+	}
+	if blob {
+		// A blob answers its own media type; errors are still JSON.
+		req.Header["Accept"] = []string{"*/*"}
 	}
 	tok := c.token()
 	if tok != "" {
@@ -232,25 +241,25 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 		}
 	}
 
-	res := &reservation{b: c.budget, limit: c.max}
+	res := &reservation{b: c.budget, limit: limit}
 	kept := false
 	defer func() {
 		if !kept {
 			c.budget.release(res.n)
 		}
 	}()
-	body, err := readBudgeted(resp.Body, resp.ContentLength, c.max, func(total int64) error {
+	body, err := readBudgeted(resp.Body, resp.ContentLength, limit, func(total int64) error {
 		return res.grow(callCtx, total)
 	})
 	switch {
 	case errors.Is(err, errTooLarge):
 		return nil, len(body), &TransportError{
-			Code: CodeTooLarge, Limit: c.max, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
+			Code: CodeTooLarge, Limit: limit, Size: resp.ContentLength, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
 			// The text names no flag: the program embedding this client
 			// decides how its operator raises the cap.
 			Err: fmt.Errorf("GET %s: the answer is larger than the response cap of %s; "+
 				"narrow the request (fewer fields, a smaller limit) or have the operator raise the cap",
-				path, formatBytes(c.max)),
+				path, formatBytes(limit)),
 		}
 	case errors.Is(err, errBusy):
 		return nil, len(body), &TransportError{
@@ -263,6 +272,20 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	}
 	n := len(body)
 	res.shrink(int64(cap(body)))
+	if blob && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		// A blob's bytes are the answer itself: repairing UTF-8 or
+		// redacting would change them (and their sha256). Whoever shows
+		// them as text makes that text valid UTF-8. Bytes that hold the bearer are
+		// refused rather than altered.
+		if tok != "" && containsAny(body, tokenForms(tok)) {
+			return nil, n, &TransportError{Code: CodeInvalidResponse, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
+				Err: fmt.Errorf("GET %s: the blob holds the bearer token, so pdpp-mcp does not pass it on", path)}
+		}
+		resp.Header.Del("Request-Id")
+		kept = true
+		res.end(ctx)
+		return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, RequestID: rid, BaseURL: c.base}, n, nil
+	}
 	// Everything below works on bytes that can reach a result: valid
 	// UTF-8, no token in any spelling.
 	body = redact(validUTF8(body), tok)
@@ -520,6 +543,16 @@ func (c *Client) logCall(ctx context.Context, path string, q Query, start time.T
 }
 
 var errTooLarge = errors.New("body over the cap")
+
+type bodyLimitKey struct{}
+
+// WithBodyLimit returns ctx whose reads accept at most n body bytes when n
+// is below the client's own cap: a larger answer is a CodeTooLarge error
+// with Limit n, read no further than n+1 bytes. It lets one kind of read (a
+// blob) carry a tighter bound through every wrapper of a Client.
+func WithBodyLimit(ctx context.Context, n int64) context.Context {
+	return context.WithValue(ctx, bodyLimitKey{}, n)
+}
 
 // readCapped is readBudgeted without a budget.
 func readCapped(r io.Reader, size, limit int64) ([]byte, error) {

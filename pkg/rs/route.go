@@ -45,6 +45,7 @@ const (
 	RouteSearch
 	RouteSearchSemantic
 	RouteSearchHybrid
+	RouteBlob
 )
 
 var routeTemplates = [...]string{
@@ -59,6 +60,7 @@ var routeTemplates = [...]string{
 	RouteSearch:         "/v1/search",
 	RouteSearchSemantic: "/v1/search/semantic",
 	RouteSearchHybrid:   "/v1/search/hybrid",
+	RouteBlob:           "/v1/blobs/{blob_id}",
 }
 
 // String is the route's template; it names no stream or record and is safe
@@ -82,6 +84,10 @@ func RouteOf(p string) Route {
 	case "schema":
 		if len(seg) == 2 {
 			return RouteSchema
+		}
+	case "blobs":
+		if len(seg) == 3 {
+			return RouteBlob
 		}
 	case "search":
 		switch {

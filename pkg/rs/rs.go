@@ -135,6 +135,9 @@ type TransportError struct {
 	Code string
 	// Limit is the byte cap for CodeTooLarge.
 	Limit int64
+	// Size is the answer's declared Content-Length for CodeTooLarge; -1
+	// when the answer did not declare one.
+	Size int64
 	// Status is the HTTP status when an answer started but could not be used
 	// (too large, broken off, not the declared type); 0 when none arrived.
 	Status int

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -405,7 +406,12 @@ func (c *lineConn) directCallLocked(params json.RawMessage) *mcp.CallToolRequest
 	if args.Exists() {
 		p.Arguments = json.RawMessage(args.Raw)
 	}
-	return &mcp.CallToolRequest{Params: p}
+	// A direct request has no session, so the negotiated revision travels
+	// as the hosted path carries it: what depends on the revision (such as
+	// resource_link content) then answers as the SDK's path would.
+	h := http.Header{}
+	h.Set("MCP-Protocol-Version", c.version)
+	return &mcp.CallToolRequest{Params: p, Extra: &mcp.RequestExtra{Header: h}}
 }
 
 // answerDirect runs one direct call and writes its answer as the SDK's

@@ -87,6 +87,12 @@ type Options struct {
 	// 0 means tools.DefaultFetchTextChars (16,384). Longer text is cut and
 	// its continuation named in the document's metadata.
 	FetchTextChars int
+	// BlobMaxBytes bounds the bytes read for one blob; 0 means
+	// tools.DefaultBlobMaxBytes (8 MiB).
+	BlobMaxBytes int64
+	// CitationURL is the provider's public origin, which results cite
+	// (see tools.Env.CitationURL).
+	CitationURL string
 	// Middleware runs around every request the server receives, inside
 	// the server's own guards, on the SDK's path and on Direct's alike. A
 	// middleware must not rely on the request's session: Direct's requests
@@ -128,6 +134,8 @@ func NewWithDirect(o Options) (*mcp.Server, *Direct) {
 		Capabilities:   o.Capabilities,
 		CredentialKey:  o.CredentialKey,
 		FetchTextChars: o.FetchTextChars,
+		BlobMaxBytes:   o.BlobMaxBytes,
+		CitationURL:    o.CitationURL,
 	}
 	impl := &mcp.Implementation{
 		Name:    name,
@@ -163,7 +171,7 @@ func NewWithDirect(o Options) (*mcp.Server, *Direct) {
 // other way would be skipped by Direct. Order: the answer guard outermost,
 // so a panic anywhere inside becomes an answer.
 func receiving(log *slog.Logger, extra []mcp.Middleware) []mcp.Middleware {
-	return append([]mcp.Middleware{answer(log), checkResourceURI}, extra...)
+	return append([]mcp.Middleware{answer(log), checkResourceURI, revisionFields}, extra...)
 }
 
 // setCacheable lets clients cache the fixed lists; everything else (resource

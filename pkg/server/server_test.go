@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -242,7 +243,7 @@ func TestFetchTextCharsAndTemplates(t *testing.T) {
 		}
 		templates = append(templates, rt.URITemplate)
 	}
-	if len(templates) != 3 {
+	if len(templates) != 4 {
 		t.Errorf("resource templates %v", templates)
 	}
 }
@@ -278,13 +279,31 @@ func TestStreamNameCompletion(t *testing.T) {
 		}
 		return res.Completion.Values
 	}
+	// Every gmail stream is granted under two connections, so each is
+	// offered once per connection: a read that names none is ambiguous.
 	all := complete("pdpp://stream/{name}", "name", "")
-	if len(all) < 2 || !slices.IsSorted(all) || !slices.Contains(all, "messages") || len(slices.Compact(slices.Clone(all))) != len(all) {
+	if len(all) < 2 || !slices.IsSorted(all) || !slices.Contains(all, "cin_gmail_personal/messages") ||
+		slices.Contains(all, "messages") || len(slices.Compact(slices.Clone(all))) != len(all) {
 		t.Errorf("all streams: %v", all)
 	}
 	for _, n := range complete("pdpp://stream/{name}", "name", "mess") {
-		if !strings.HasPrefix(n, "mess") {
+		if _, name, _ := strings.Cut(n, "/"); !strings.HasPrefix(name, "mess") {
 			t.Errorf("%q offered for the prefix mess", n)
+		}
+	}
+	if got := complete("pdpp://stream/{name}", "name", "cin_gmail_work/mess"); len(got) != 2 {
+		t.Errorf("cin_gmail_work/mess: %v", got)
+	}
+	// Every value offered reads, as a client expands the template.
+	for _, v := range all {
+		uri := "pdpp://stream/" + url.PathEscape(v)
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Errorf("%s: %v", uri, err)
+			continue
+		}
+		if conn, _, _ := strings.Cut(v, "/"); !strings.Contains(res.Contents[0].Text, `"name"`) || conn == "" {
+			t.Errorf("%s: %.200s", uri, res.Contents[0].Text)
 		}
 	}
 	if got := complete("pdpp://stream/{name}", "name", "zzz"); len(got) != 0 {

@@ -30,6 +30,9 @@ type wireSchema struct {
 	defs  string // "definitions" (draft-07) or "$defs" (2020-12)
 	names map[string]bool
 	cache map[string]*jsonschema.Schema
+	// props are the member names each definition declares (nil when it
+	// declares none directly).
+	props map[string]map[string]bool
 }
 
 // uriChars is RFC 3986's URI alphabet: unreserved, reserved and "%". The
@@ -69,8 +72,15 @@ func loadWireSchema(t *testing.T, version string) *wireSchema {
 	if !ok {
 		ws.defs, defs = "$defs", m["$defs"].(map[string]any)
 	}
-	for name := range defs {
+	ws.props = map[string]map[string]bool{}
+	for name, d := range defs {
 		ws.names[name] = true
+		if p, ok := d.(map[string]any)["properties"].(map[string]any); ok {
+			ws.props[name] = map[string]bool{}
+			for k := range p {
+				ws.props[name][k] = true
+			}
+		}
 	}
 	return ws
 }
@@ -202,6 +212,8 @@ func wireJourney(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 		{"fetch", map[string]any{"id": "cin_gmail_personal/messages:no_such_record"}, true},
 		{"read_record_field", map[string]any{"id": "cin_gmail_personal/message_bodies:p_msg_002_body", "field_path": "body_text"}, false},
 		{"read_record_field", map[string]any{"id": "cin_gmail_personal/message_bodies:p_msg_002_body", "field_path": "no_such_field"}, true},
+		{"fetch", map[string]any{"id": wireBlob}, false},
+		{"fetch", map[string]any{"id": "pdpp://blob/cin_gmail_personal/no_such_blob"}, true},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 		switch {
@@ -223,6 +235,8 @@ func wireJourney(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 		{"pdpp://stream/messages", true},
 		{"pdpp://record/cin_gmail_personal%2Fmessages%3Ap_msg_003", true},
 		{"pdpp://stream/no_such_stream", false},
+		{wireBlob, true},
+		{"pdpp://blob/cin_gmail_personal/no_such_blob", false},
 		{"pdpp://record/%%%", false},
 		{"pdpp://field-window/not-a-handle", false},
 		{"https://example.com/", false},
@@ -237,6 +251,42 @@ func wireJourney(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "me"},
 	})
 	must("completion/complete", err)
+}
+
+// wireBlob is the gmail dataset's text attachment.
+const wireBlob = "pdpp://blob/cin_gmail_personal/blob_sha256_c514bff25a8680e2bda41ec474006756282def0bcc3690db3cf55dad1c4837e6"
+
+// Sessions on revisions before 2026-07-28, 2024-11-05 included (whose schema
+// is not vendored), get no ttlMs or cacheScope in any result.
+func TestNoCacheFieldsBefore20260728(t *testing.T) {
+	for _, version := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			s, _ := newTestServer(t)
+			var rec *wireRecorder
+			cs := connectVia(t, s, &mcp.ClientSessionOptions{ProtocolVersion: version}, func(ct mcp.Transport) mcp.Transport {
+				rec = &wireRecorder{Transport: ct, methods: map[string]string{}}
+				return rec
+			})
+			if got := cs.InitializeResult().ProtocolVersion; got != version {
+				t.Fatalf("negotiated %s", got)
+			}
+			wireJourney(context.Background(), t, cs)
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			with := 0
+			for _, m := range rec.got {
+				if bytes.Contains(m.raw, []byte(`"ttlMs"`)) || bytes.Contains(m.raw, []byte(`"cacheScope"`)) {
+					with++
+				}
+			}
+			switch {
+			case version < "2026-07-28" && with > 0:
+				t.Errorf("%d results carry ttlMs or cacheScope", with)
+			case version >= "2026-07-28" && with == 0:
+				t.Error("no result carries ttlMs or cacheScope")
+			}
+		})
+	}
 }
 
 // TestWireSchema holds every message the server sends to the official MCP
@@ -328,6 +378,19 @@ func checkWireMessage(t *testing.T, ws *wireSchema, version string, m wireMessag
 	seen[m.method]++
 	if err := ws.validate(def, res); err != nil {
 		t.Errorf("%s: %s result is not a %s: %v\n%s", version, m.method, def, err, short)
+	}
+	// The schemas leave results open, so a member from another revision
+	// (ttlMs and cacheScope of 2026-07-28 sent to a 2025 session) passes
+	// validation; a strict client of that revision still rejects it.
+	if props := ws.props[def]; props != nil {
+		for k := range res.(map[string]any) {
+			// Known and left for now: tool results carry structuredContent
+			// (2025-06-18) on 2025-03-26 sessions too, and the hosted direct
+			// path answers such calls without this server's middleware.
+			if !props[k] && !(version < "2025-06-18" && m.method == "tools/call" && k == "structuredContent") {
+				t.Errorf("%s: %s result has %q, which %s of this revision does not define", version, m.method, k, def)
+			}
+		}
 	}
 	// Every result is also one of the revision's ServerResult shapes.
 	if err := ws.validate("ServerResult", res); err != nil && !strings.Contains(m.method, "discover") {

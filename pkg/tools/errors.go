@@ -95,6 +95,12 @@ type failure struct {
 // a credential rejection wraps its RS answer, and coded errors may too.
 func classify(env *Env, err error) *failure {
 	env = answeredBy(env, err)
+	var ad *advisedError
+	if errors.As(err, &ad) {
+		f := classify(env, ad.err)
+		f.Next = ad.next
+		return f
+	}
 	var (
 		te  *toolError
 		rej *credential.RejectedError

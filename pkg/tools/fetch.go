@@ -28,7 +28,7 @@ const maxExpandedIDs = 20
 const fetchInput = `{
  "type": "object",
  "properties": {
-  "id": {"type": "string", "minLength": 1, "description": "Id as search or a ladder showed it (connection_id/stream:record_id), a legacy stream:record_id, or a pdpp://record/ URI."},
+  "id": {"type": "string", "minLength": 1, "description": "Id as search or a ladder showed it (connection_id/stream:record_id), a legacy stream:record_id, or a pdpp://record/ or pdpp://blob/ URI."},
   "fields": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Top-level fields to return."},
   "expand": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Relations to embed, from schema(stream)."},
   "expand_limit": {"type": "object", "minProperties": 1, "propertyNames": {"minLength": 1, "pattern": "^[^\\[\\]]+$"}, "additionalProperties": {"type": "integer", "minimum": 1}, "description": "Per-relation cap; relation must be in expand."},
@@ -58,7 +58,8 @@ var fetchTool = &spec[fetchArgs]{
 		Description: "Fetch one record as a document {id, title, text, url, metadata}. Read-only. " +
 			"Pass id as search shows it; add connection_id when ambiguous_connection lists several. " +
 			"text is the record's text, content, body or summary field, else the compact JSON of its (projected) fields; " +
-			"it is bounded and metadata.next reads on. metadata names stream, connection_id and connector_key.",
+			"it is bounded and metadata.next reads on. metadata names stream, connection_id and connector_key. " +
+			"A pdpp://blob/ id reads a blob: text (metadata.next reads on), an image, or metadata.",
 		Annotations:  readOnly("Fetch PDPP search result"),
 		InputSchema:  mustSchema("fetch", fetchInput),
 		OutputSchema: mustSchema("fetch", fetchOutput),
@@ -88,7 +89,37 @@ func (a *fetchArgs) record() (resultid.ID, error) {
 	return id, nil
 }
 
+// blob parses a pdpp://blob/ id and applies connection_id to it; offset is
+// where the text it continues starts.
+func (a *fetchArgs) blob() (resultid.Blob, int, error) {
+	h, offset, err := resultid.ParseBlobURI(a.ID)
+	if err != nil {
+		return h, 0, idError("id", err)
+	}
+	if len(a.Fields) > 0 || len(a.Expand) > 0 || len(a.ExpandLimit) > 0 {
+		return h, 0, &toolError{Code: CodeInvalidArguments, Param: "id",
+			Message: "fields, expand and expand_limit select parts of a record; a pdpp://blob/ id reads a blob",
+			Next:    "call fetch with the blob handle alone"}
+	}
+	switch c := a.ConnectionID; {
+	case c == "" || c == h.ConnectionID():
+	case h.ConnectionID() != "":
+		return h, 0, idError("connection_id", &resultid.Error{Code: resultid.CodeConflictingConnection, Input: a.ID,
+			Part: resultid.PartConnection, Message: "the blob handle names connection_id '" + h.ConnectionID() +
+				"' but the connection_id argument is '" + c + "'; pass the handle alone"})
+	default:
+		if h, err = resultid.NewBlob(c, h.BlobID()); err != nil {
+			return h, 0, idError("connection_id", err)
+		}
+	}
+	return h, offset, nil
+}
+
 func (a *fetchArgs) check() error {
+	if resultid.IsBlobURI(a.ID) {
+		_, _, err := a.blob()
+		return err
+	}
 	if _, err := a.record(); err != nil {
 		return err
 	}
@@ -103,6 +134,9 @@ func (a *fetchArgs) check() error {
 }
 
 func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult, error) {
+	if resultid.IsBlobURI(a.ID) {
+		return runBlobFetch(ctx, env, a)
+	}
 	id, err := a.record()
 	if err != nil {
 		return nil, err
@@ -130,7 +164,37 @@ func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult,
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: compactJSON(doc)}}, StructuredContent: doc}, nil
+	var l links
+	if rid, err := resultid.New(doc.Metadata.ConnectionID, doc.Metadata.Stream, doc.Metadata.RecordID); err == nil {
+		l.record(rid.String())
+	}
+	blobLinks(&l, doc.Metadata.ConnectionID, gjson.GetBytes(body, "data"), 0)
+	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: compactJSON(doc)}}, l.out...), StructuredContent: doc}, nil
+}
+
+// blobLinks links the blob_refs of a record payload read under connection
+// (members, and the elements of arrays of attachments, a few levels down).
+func blobLinks(l *links, connection string, v gjson.Result, depth int) {
+	if depth > 3 {
+		return
+	}
+	if b, ok := evidence.BlobRef(v); ok {
+		if h, err := resultid.NewBlob(connection, b.BlobID); err == nil {
+			h = h.WithSHA256(b.SHA256)
+			var size *int64
+			if b.HasSize {
+				size = &b.SizeBytes
+			}
+			l.blob(h.URI(), b.MIMEType, size)
+		}
+		return
+	}
+	v.ForEach(func(_, m gjson.Result) bool {
+		if m.IsObject() || m.IsArray() {
+			blobLinks(l, connection, m, depth+1)
+		}
+		return true
+	})
 }
 
 // fetchDoc is fetch's structuredContent, the search/fetch document contract:
@@ -299,6 +363,11 @@ func documentURL(base string, id resultid.ID, rec, payload gjson.Result) string 
 // the connection_id the RS leaves out of record_url. given is the RS's
 // record_url ("" to build one).
 func recordURL(base string, id resultid.ID, given string) string {
+	if base == "" {
+		// No origin a client can open: the record's handle, which a host
+		// that reads resources can read.
+		return id.Handle()
+	}
 	if isHTTPURL(given) {
 		return given
 	}

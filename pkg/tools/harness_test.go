@@ -42,6 +42,8 @@ type harnessOptions struct {
 	demo bool
 	// fetchTextChars sets Env.FetchTextChars.
 	fetchTextChars int
+	// blobMax sets Env.BlobMaxBytes.
+	blobMax int64
 	// srv, when set, is the double to read from (shared by several
 	// harnesses, so a large dataset is indexed once).
 	srv *pdpptest.Server
@@ -81,7 +83,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	s := mcp.NewServer(&mcp.Implementation{Name: "tools-test", Version: "v0"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	tools.Register(s, &tools.Env{RS: client, ProviderURL: srv.URL(), Capabilities: o.cache, FetchTextChars: o.fetchTextChars})
+	tools.Register(s, &tools.Env{RS: client, ProviderURL: srv.URL(), Capabilities: o.cache, FetchTextChars: o.fetchTextChars, BlobMaxBytes: o.blobMax})
 	wire := &wireLog{}
 	h := &harness{rs: srv, token: token, wire: wire, cs: connectLogged(t, s, wire),
 		tools: map[string]*mcp.Tool{}, outputs: map[string]*jsonschema.Resolved{}}
@@ -177,11 +179,17 @@ func (h *harness) call(t testing.TB, name string, args any) *mcp.CallToolResult 
 	if strings.Contains(text0(res), h.token) || strings.Contains(h.wire.last(), h.token) {
 		t.Fatalf("%s: the bearer token appears in the result", name)
 	}
-	if len(res.Content) != 1 {
-		t.Fatalf("%s: %d content blocks, want 1", name, len(res.Content))
+	if len(res.Content) == 0 {
+		t.Fatalf("%s: no content blocks", name)
 	}
 	if _, ok := res.Content[0].(*mcp.TextContent); !ok {
 		t.Fatalf("%s: content[0] is %T, want text", name, res.Content[0])
+	}
+	// After the text, only links to the resources the result names.
+	for i, c := range res.Content[1:] {
+		if _, ok := c.(*mcp.ResourceLink); !ok || res.IsError {
+			t.Fatalf("%s: content[%d] is %T (isError %v), want only resource_link after the text", name, i+1, c, res.IsError)
+		}
 	}
 	if res.StructuredContent == nil {
 		t.Fatalf("%s: result without structuredContent", name)

@@ -115,16 +115,21 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 		KeyFields: env.Capabilities.keyFields(env.CredentialKey(), a.Stream, a.ConnectionID),
 	})
 	// The ladder lists what the preview did not show whole.
-	ladder, err := json.Marshal(evidence.RecordSetFor(body, scope, preview))
+	lad := evidence.RecordSetFor(body, scope, preview)
+	ladder, err := json.Marshal(lad)
 	if err != nil {
 		return nil, fmt.Errorf("query_records: content ladder: %w", err)
 	}
-	return success(preview.Text, &readResult{
+	res := success(preview.Text, &readResult{
 		Data:          json.RawMessage(body),
 		ContentLadder: ladder,
 		ProviderURL:   providerURL(env, resp),
 		RequestID:     resp.RequestID,
-	}), nil
+	})
+	var l links
+	l.ladder(&lad)
+	res.Content = append(res.Content, l.out...)
+	return res, nil
 }
 
 // checkExpandArgs applies the expand rules shared by query_records and fetch:

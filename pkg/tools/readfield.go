@@ -167,7 +167,9 @@ func runReadField(ctx context.Context, env *Env, a *readFieldArgs) (*mcp.CallToo
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: w.text()}}, StructuredContent: w.structured(env)}, nil
+	var l links
+	l.record(w.id.String())
+	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: w.text()}}, l.out...), StructuredContent: w.structured(env)}, nil
 }
 
 // window is a field window ready to render: from the RS field-window route,
@@ -274,7 +276,9 @@ func jsonWindow(ctx context.Context, env *Env, r *fieldRead, refusal *rs.Error) 
 	if r.after != nil {
 		sel.After, sel.HasContext = *r.after, true
 	}
-	fw, found := evidence.WindowOf(evidence.VisibleJSON(v), sel)
+	// Blob handles in the rendering name the connection that answered.
+	conn := cmp.Or(rec.Get("connection_id").Str, r.id.ConnectionID())
+	fw, found := evidence.WindowOf(evidence.VisibleJSONIn(v, conn), sel)
 	if !found {
 		return nil, &toolError{Code: CodeQueryNotFound, Param: "q",
 			Message: fmt.Sprintf("q %s does not occur in the JSON rendering of field %s", strconv.Quote(r.q), strconv.Quote(r.field)),

@@ -36,7 +36,8 @@ var resourceTemplates = []struct {
 }{
 	{&mcp.ResourceTemplate{Name: "pdpp-stream", URITemplate: "pdpp://stream/{name}", MIMEType: "application/json",
 		Title: "PDPP stream metadata", Description: "Metadata of one granted stream. {name} is a stream name " +
-			"as schema lists it; completion offers the granted names."}, readStreamResource},
+			"as schema lists it, or connection_id/name when several connections hold the stream; completion offers " +
+			"exactly the values that read."}, readStreamResource},
 	{&mcp.ResourceTemplate{Name: "pdpp-record", URITemplate: "pdpp://record/{handle}", MIMEType: "application/json",
 		Title: "PDPP record", Description: "One grant-scoped record; binary values appear as metadata. " +
 			"{handle} is a record id exactly as a tool printed it (connection_id/stream:record_id), " +
@@ -46,6 +47,10 @@ var resourceTemplates = []struct {
 			"renders it. {handle} is unpadded base64url of the JSON object " +
 			`{"v":1,"kind":"field-window","connection_id","stream","record_id","field_path"} plus any of ` +
 			"read_record_field's cursor, offset_chars, limit_chars, q, before_chars, after_chars."}, readFieldWindowResource},
+	{&mcp.ResourceTemplate{Name: "pdpp-blob", URITemplate: "pdpp://blob/{connection_id}/{blob_id}",
+		Title: "PDPP blob", Description: "The bytes of a blob a granted record references (GET /v1/blobs/{blob_id}), " +
+			"with the resource server's media type: text types as text, others base64. Use the handle exactly as a " +
+			"record's blob_ref printed it (fetch: pdpp://blob/…), without a ?query. A blob over the size bound is an error stating its size."}, readBlobResource},
 }
 
 // streamTemplate is the template whose {name} completion offers.
@@ -69,15 +74,15 @@ func Completion(env *Env) func(context.Context, *mcp.CompleteRequest) (*mcp.Comp
 		if p == nil || p.Ref == nil || p.Ref.Type != "ref/resource" || p.Ref.URI != streamTemplate || p.Argument.Name != "name" {
 			return none, nil
 		}
-		names, err := grantedStreams(ctx, &e)
+		refs, err := grantedStreams(ctx, &e)
 		if err != nil {
 			e.Logger.DebugContext(ctx, "stream completion failed", errorAttrs(&e, err)...)
 			return nil, resourceError(&e, streamTemplate, err)
 		}
 		var values []string
-		for _, n := range names {
-			if strings.HasPrefix(n, p.Argument.Value) {
-				values = append(values, n)
+		for _, r := range refs {
+			if strings.HasPrefix(r.value, p.Argument.Value) || strings.HasPrefix(r.name, p.Argument.Value) {
+				values = append(values, r.value)
 			}
 		}
 		res := none
@@ -92,21 +97,47 @@ func Completion(env *Env) func(context.Context, *mcp.CompleteRequest) (*mcp.Comp
 	}
 }
 
-// grantedStreams lists the distinct stream names GET /v1/streams returns
-// (one row per stream and connection), sorted.
-func grantedStreams(ctx context.Context, env *Env) ([]string, error) {
+// streamRef is one completion value of pdpp://stream/{name}.
+type streamRef struct{ name, value string }
+
+// grantedStreams lists what pdpp://stream/{name} can read on this grant,
+// from GET /v1/streams (one row per stream and connection): the bare name of
+// a stream one connection holds, and connection_id/name for each connection
+// of a stream several hold, since a read that names no connection is then
+// ambiguous. Sorted by value.
+func grantedStreams(ctx context.Context, env *Env) ([]streamRef, error) {
 	body, _, err := getObject(ctx, env, rs.Path("v1", "streams"), nil)
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	conns := map[string][]string{}
 	for _, row := range gjson.GetBytes(body, "data").Array() {
-		if n := row.Get("name").String(); n != "" {
-			names = append(names, n)
+		n := row.Get("name").String()
+		if n == "" {
+			continue
+		}
+		c := row.Get("connection_id").String()
+		if resultid.CheckConnectionID(c) != nil {
+			c = ""
+		}
+		if !slices.Contains(conns[n], c) {
+			conns[n] = append(conns[n], c)
 		}
 	}
-	slices.Sort(names)
-	return slices.Compact(names), nil
+	var refs []streamRef
+	for n, cs := range conns {
+		if len(cs) == 1 {
+			refs = append(refs, streamRef{n, n})
+			continue
+		}
+		for _, c := range cs {
+			if c != "" {
+				refs = append(refs, streamRef{n, resultid.StreamRef(c, n)})
+			}
+		}
+	}
+	slices.SortFunc(refs, func(a, b streamRef) int { return strings.Compare(a.value, b.value) })
+	return refs, nil
 }
 
 // registerResources adds the resource templates to s.
@@ -129,12 +160,16 @@ func registerResources(s *mcp.Server, env *Env) {
 }
 
 func readStreamResource(ctx context.Context, env *Env, uri string) (*mcp.ResourceContents, error) {
-	name, err := resultid.ParseStreamURI(uri)
+	conn, name, err := resultid.ParseStreamRefURI(uri)
 	if err != nil {
 		return nil, idError("uri", err)
 	}
 	path := rs.Path("v1", "streams", name)
-	body, _, err := getObject(ctx, env, path, nil)
+	var q rs.Query
+	if conn != "" {
+		q.Add("connection_id", conn)
+	}
+	body, _, err := getObject(ctx, env, path, q)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -11,8 +12,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
 )
 
 func TestResourceTemplatesList(t *testing.T) {
@@ -29,6 +34,7 @@ func TestResourceTemplatesList(t *testing.T) {
 	}
 	// The SDK lists templates sorted by URI template.
 	want := []string{
+		"pdpp-blob pdpp://blob/{connection_id}/{blob_id} ",
 		"pdpp-field-window pdpp://field-window/{handle} text/plain",
 		"pdpp-record pdpp://record/{handle} application/json",
 		"pdpp-stream pdpp://stream/{name} application/json",
@@ -147,5 +153,60 @@ func TestResourceErrors(t *testing.T) {
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError || gjson.GetBytes(je.Data, "http_status").Int() != 503 {
 		t.Errorf("RS failure: %v", err)
+	}
+}
+
+// On a package of two mail grants (one connection each) the fan-out cannot
+// read a stream's metadata without a connection: completion offers only
+// values that say which, and every value it offers reads.
+func TestEveryCompletionValueReads(t *testing.T) {
+	ds := demoDataset(t)
+	srv := pdpptest.New(t, pdpptest.Options{Dataset: ds, Now: dataset.DemoTime})
+	_, pms := srv.IssuePackage(pdpptest.PackageChild{ConnectionID: dataset.DemoPersonalMailConnection},
+		pdpptest.PackageChild{ConnectionID: dataset.DemoWorkMailConnection})
+	var ms []fanout.Member
+	for _, pm := range pms {
+		c, err := rs.New(rs.Options{BaseURL: srv.URL(), Token: func() string { return pm.Token }, CompatSearchShapes: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, fanout.Member{GrantID: pm.GrantID, ConnectionIDs: []string{pm.ConnectionID}, ConnectorKey: pm.ConnectorKey,
+			DisplayName: pm.DisplayName, Streams: pm.Streams, RS: c})
+	}
+	fc, err := fanout.New(fanout.Options{Members: ms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &tools.Env{RS: fc, ProviderURL: srv.URL()}
+	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "v0"}, &mcp.ServerOptions{CompletionHandler: tools.Completion(env)})
+	tools.Register(s, env)
+	cs := connect(t, s)
+	ctx := context.Background()
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "pdpp://stream/mail_messages"}); err == nil {
+		t.Fatal("the fan-out read a stream two members hold without a connection; the test no longer shows the problem")
+	}
+	// Templates with nothing to complete offer nothing; the stream template
+	// offers values, each of which reads.
+	read := 0
+	for rt, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(rt.URITemplate[strings.LastIndex(rt.URITemplate, "{")+1:], "}")
+		res, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: rt.URITemplate},
+			Argument: mcp.CompleteParamsArgument{Name: name, Value: ""}})
+		if err != nil {
+			t.Fatalf("%s: %v", rt.URITemplate, err)
+		}
+		for _, v := range res.Completion.Values {
+			uri := strings.Replace(rt.URITemplate, "{"+name+"}", url.PathEscape(v), 1)
+			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil {
+				t.Errorf("completion offered %q, and %s does not read: %v", v, uri, err)
+			}
+			read++
+		}
+	}
+	if read == 0 {
+		t.Error("no completion value was read")
 	}
 }

@@ -115,8 +115,9 @@ func isInlineSeparator(r rune) bool {
 // behind one RS (a fan-out client), URLs in a result must name the one that
 // served it, not the one the server was configured with.
 func providerURL(env *Env, resp *rs.Response) string {
-	if resp != nil && resp.BaseURL != "" {
-		return resp.BaseURL
+	base := ""
+	if resp != nil {
+		base = resp.BaseURL
 	}
-	return env.ProviderURL
+	return citationBase(env, base)
 }

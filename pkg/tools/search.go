@@ -192,8 +192,12 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 		ProviderURL:   providerURL(env, resp),
 		RequestID:     resp.RequestID,
 	}
+	var l links
+	for _, r := range results {
+		l.record(r.ID)
+	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: searchText(top, results, sc.ContentLadder, searchPage{extra: extra, limit: limit, hybrid: a.Mode == "hybrid", cursor: a.Cursor != ""})}},
+		Content:           append([]mcp.Content{&mcp.TextContent{Text: searchText(top, results, sc.ContentLadder, searchPage{extra: extra, limit: limit, hybrid: a.Mode == "hybrid", cursor: a.Cursor != ""})}}, l.out...),
 		StructuredContent: sc,
 	}, nil
 }
@@ -210,7 +214,7 @@ func hitResult(base string, h *evidence.Hit, scope evidence.Scope, titleField fu
 	if ok {
 		r.ID = id.String()
 		r.URL = recordURL(base, id, h.RecordURL)
-	} else if h.RecordURL != "" {
+	} else if h.RecordURL != "" && base != "" {
 		r.URL = strings.TrimSuffix(base, "/") + h.RecordURL
 	}
 	// A hit carries no record fields; its snippet is the primary-title value

@@ -53,6 +53,15 @@ type Env struct {
 	// DefaultFetchTextChars. Longer text is cut and continued by
 	// read_record_field.
 	FetchTextChars int
+	// BlobMaxBytes bounds the bytes read for one blob (fetch of a
+	// pdpp://blob/ handle, or a read of the blob resource); 0 means
+	// DefaultBlobMaxBytes. A larger blob is an error that says its size.
+	BlobMaxBytes int64
+	// CitationURL is the public origin of the provider, for the url of
+	// search and fetch documents. "" uses the provider URL the answer
+	// came from, except in hosted mode when that is internal (see
+	// citationBase).
+	CitationURL string
 }
 
 // tool is one row of the registration table.
@@ -146,6 +155,9 @@ func (s *spec[A]) handler(env *Env) mcp.ToolHandler {
 		if err != nil {
 			env.Logger.DebugContext(ctx, "tool call failed", append([]any{"tool", s.def.Name}, errorAttrs(env, err)...)...)
 			return errorResult(env, err), nil
+		}
+		if len(res.Content) > 1 && !linksAllowed(req) {
+			res.Content = withoutLinks(res.Content)
 		}
 		return res, nil
 	}

@@ -4,14 +4,24 @@
 # whole script took 132 s wall (81 s user + 9 s sys) with warm caches, and
 # .ci/run with it 413 s wall (merged with main, conformance included); with
 # the release check's fallback path, 111 s wall (47 s user + 12 s sys) warm.
+# With the release workflow check, podman and the bundle's Desktop command
+# lines added: 61 s user + 8 s sys warm on the fallback path (343 s wall on
+# a machine loaded ~9 times over by other jobs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 # The MCP Registry entry is checked by go test in .ci/run. Each step below
 # reuses bin/pdpp-mcp; measured on the 2-core machine with warm caches:
 # manifests ~2 s (cold, first download and compile of k8s.io/api: ~100 s),
-# npm ~30 s, image ~9 s, bundle ~10 s (+~20 s to install the bundle tool).
+# npm ~30 s (+~5 CPU s for npm publish --dry-run of both packages and the
+# missing-platform-package case), image ~9 s (+~8 s wall, ~2 CPU s, for the
+# podman runs; installing podman and runc with apt-get once: ~60 s), bundle
+# ~10 s (+~2 CPU s for the three Claude Desktop command lines; +~20 s to
+# install the bundle tool).
 (cd deploy/kubernetes && go test ./...)
+# The release workflow: actionlint and the pins it shares with these checks
+# (<1 s warm; building actionlint once ~50 s wall, ~10 CPU s).
+bash scripts/release/workflow-check.sh
 bash scripts/release/npm-test.sh bin/pdpp-mcp
 bash scripts/release/image-test.sh bin/pdpp-mcp
 bash scripts/release/mcpb.sh --check bin/pdpp-mcp

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // blobRef is the record side of a stored blob.
@@ -260,3 +261,23 @@ func abs(x int) int {
 	}
 	return x
 }
+
+// LargeBlobBytes is the size of the demo's one oversized blob: above 8 MiB,
+// the adapter's default bound on one blob.
+const LargeBlobBytes = 9<<20 + 4321
+
+// largeArchive is the oversized blob: a zip local-file signature and then
+// deterministic noise (stored photos do not compress). Every dataset built
+// in a process shares the one slice; nothing writes to it.
+var largeArchive = sync.OnceValue(func() []byte {
+	b := make([]byte, LargeBlobBytes)
+	copy(b, "PK\x03\x04")
+	x := uint64(0x9E3779B97F4A7C15)
+	for i := 4; i+8 <= len(b); i += 8 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		binary.LittleEndian.PutUint64(b[i:], x)
+	}
+	return b
+})

@@ -499,6 +499,12 @@ func (g *demoGen) personalThreads(mb *mailbox) {
 		if i%5 == 0 {
 			m.atts = append(m.atts, mailAtt{filename: "summit.mov", mime: "video/quicktime", size: 48_211_456 + r.IntN(9_000_000)})
 		}
+		if i == 0 {
+			// One archive over the adapter's default blob bound, so the
+			// demo shows a blob too large to read.
+			ref := g.addBlob("application/zip", largeArchive())
+			m.atts = append(m.atts, mailAtt{filename: slug(trail) + "-originals.zip", mime: "application/zip", size: ref.size, ref: &ref})
+		}
 	}
 
 	p.topic = nil

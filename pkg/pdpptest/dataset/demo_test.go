@@ -949,7 +949,7 @@ func TestDemoBlobs(t *testing.T) {
 		mimes[b.MIMEType]++
 		checkBlobFormat(t, b)
 	}
-	for _, m := range []string{"application/pdf", "image/png", "text/plain", "text/csv", "text/calendar"} {
+	for _, m := range []string{"application/pdf", "image/png", "text/plain", "text/csv", "text/calendar", "application/zip"} {
 		if mimes[m] == 0 {
 			t.Errorf("no %s blob (have %v)", m, mimes)
 		}
@@ -1000,6 +1000,11 @@ func checkBlobFormat(t *testing.T, b Blob) {
 	case "text/plain", "text/csv":
 		if !utf8.Valid(b.Bytes) || len(b.Bytes) == 0 {
 			t.Errorf("%s: text blob is empty or not UTF-8", b.ID)
+		}
+	case "application/zip":
+		// The one blob over the adapter's default 8 MiB bound.
+		if !bytes.HasPrefix(b.Bytes, []byte("PK\x03\x04")) || len(b.Bytes) != LargeBlobBytes || len(b.Bytes) <= 8<<20 {
+			t.Errorf("%s: the oversized archive is %d bytes or not framed as a zip", b.ID, len(b.Bytes))
 		}
 	default:
 		t.Errorf("%s: unexpected type %s", b.ID, b.MIMEType)

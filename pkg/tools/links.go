@@ -1,0 +1,97 @@
+package tools
+
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+)
+
+// maxLinks bounds the resource_link blocks of one result; the text handles
+// name every record and blob whatever the bound leaves out.
+const maxLinks = 5
+
+// linkRevision is the protocol revision that added resource_link content.
+const linkRevision = "2025-06-18"
+
+// links collects the resource_link blocks of one result: the records and
+// blobs it names, each once, in the order named. Hosts that read resources
+// follow them; the text keeps its handles for hosts that do not.
+type links struct {
+	out  []mcp.Content
+	seen map[string]bool
+}
+
+func (l *links) add(rl *mcp.ResourceLink) {
+	if len(l.out) == maxLinks || l.seen[rl.URI] {
+		return
+	}
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	l.seen[rl.URI] = true
+	l.out = append(l.out, rl)
+}
+
+// record links the record id (as a tool printed it) to pdpp://record/.
+func (l *links) record(id string) {
+	rid, err := resultid.Parse(id)
+	if err != nil {
+		return
+	}
+	l.add(&mcp.ResourceLink{URI: rid.Handle(), Name: rid.String(), MIMEType: "application/json"})
+}
+
+// blob links a blob handle that names its connection (only those match
+// the resource template).
+func (l *links) blob(handle, mimeType string, size *int64) {
+	h, _, err := resultid.ParseBlobURI(handle)
+	if err != nil || h.ConnectionID() == "" {
+		return
+	}
+	l.add(&mcp.ResourceLink{URI: h.ResourceURI(), Name: h.BlobID(), MIMEType: mimeType, Size: size})
+}
+
+// entry links a ladder entry's record and its blobs.
+func (l *links) entry(e *evidence.Entry) {
+	l.record(e.ID)
+	for _, b := range e.BinaryFields {
+		if b.Fetch != "" {
+			l.blob(b.Fetch, b.MIMEType, b.SizeBytes)
+		}
+	}
+}
+
+// ladder links every entry of a record_set or search ladder.
+func (l *links) ladder(lad *evidence.Ladder) {
+	for i := range lad.Records {
+		l.entry(&lad.Records[i])
+	}
+}
+
+// linksAllowed reports whether the caller's revision has resource_link
+// content: the session's negotiated version, else the HTTP request's
+// MCP-Protocol-Version header (the hosted direct path has no session).
+func linksAllowed(req *mcp.CallToolRequest) bool {
+	v := ""
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil {
+			v = p.ProtocolVersion
+		}
+	}
+	if v == "" && req.Extra != nil && req.Extra.Header != nil {
+		v = req.Extra.Header.Get("MCP-Protocol-Version")
+	}
+	return v >= linkRevision
+}
+
+// withoutLinks drops resource_link blocks, for revisions that lack them.
+func withoutLinks(cs []mcp.Content) []mcp.Content {
+	out := cs[:0:0]
+	for _, c := range cs {
+		if _, ok := c.(*mcp.ResourceLink); !ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
