@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
@@ -182,7 +183,7 @@ func (c *conn) hosted(ctx context.Context, t target, cfg config) error {
 		token := os.Getenv(t.bearerEnv)
 		rt = bearer{token: token, next: rt}
 	}
-	hc := &http.Client{Transport: c.wire.RoundTripper(rt)}
+	hc := outbound.New(c.wire.RoundTripper(rt))
 	cs, err := client().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: t.url, HTTPClient: hc, MaxRetries: -1}, nil)
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", t.url, err)

@@ -48,6 +48,8 @@ func httpFlags() []cli.Flag {
 			Usage: "with --http: browser `ORIGIN`s allowed besides the public URL"},
 		&cli.StringSliceFlag{Name: "authorization-server", EnvVars: []string{"PDPP_MCP_AUTHORIZATION_SERVERS"},
 			Usage: "with --http: issuer `URL`s advertised in the metadata (default: those of the resource server's own metadata)"},
+		&cli.StringFlag{Name: "core-query-base", EnvVars: []string{"PDPP_MCP_CORE_QUERY_BASE"},
+			Usage: "with --http: public `URL` of the resource server's /v1 API, advertised in the metadata (default: the RS's own, or --provider-url's when it is not a private address)"},
 		&cli.Int64Flag{Name: "max-body-bytes", EnvVars: []string{"PDPP_MCP_MAX_BODY_BYTES"}, Value: hosted.DefaultMaxBodyBytes,
 			Usage: "with --http: largest request body, in `BYTES` (413 above)"},
 		&cli.IntFlag{Name: "max-in-flight-per-token", EnvVars: []string{"PDPP_MCP_MAX_IN_FLIGHT_PER_TOKEN"}, Value: hosted.DefaultMaxInFlightPerToken,
@@ -71,6 +73,7 @@ type httpConfig struct {
 	trustedHosts    []string
 	allowedOrigins  []string
 	authServers     []string
+	coreQueryBase   string
 	maxBody         int64
 	maxPerToken     int
 	metricsAddr     string
@@ -87,6 +90,7 @@ func parseHTTPConfig(c *cli.Context) (*httpConfig, error) {
 		trustedHosts:    splitList(c.StringSlice("trusted-hosts")),
 		allowedOrigins:  splitList(c.StringSlice("allowed-origins")),
 		authServers:     splitList(c.StringSlice("authorization-server")),
+		coreQueryBase:   strings.TrimSpace(c.String("core-query-base")),
 		maxBody:         c.Int64("max-body-bytes"),
 		maxPerToken:     c.Int("max-in-flight-per-token"),
 		metricsAddr:     strings.TrimSpace(c.String("metrics-addr")),
@@ -188,6 +192,7 @@ func serveHTTP(c *cli.Context, cfg config) error {
 			TrustedHosts:         hc.trustedHosts,
 			AllowedOrigins:       hc.allowedOrigins,
 			AuthorizationServers: hc.authServers,
+			CoreQueryBase:        hc.coreQueryBase,
 			HTTPClient:           hosted.NewHTTPClient(),
 			RSTimeout:            cfg.timeout,
 			RSMaxBodyBytes:       cfg.maxBytes,

@@ -199,18 +199,10 @@ func (f getterFunc) Get(ctx context.Context, path string, q rs.Query) (*rs.Respo
 }
 
 // rejection returns the RS error when it says the token itself is no longer
-// accepted: a 401 that is not a scope refusal, or a 403 for a revoked, expired
-// or invalid grant.
+// accepted (ClassifyRefusal: the token or its grant is dead).
 func rejection(err error) *rs.Error {
-	var rsErr *rs.Error
-	if !errors.As(err, &rsErr) {
-		return nil
-	}
-	switch {
-	case rsErr.Status == 401 && !ScopeRefusal(rsErr):
-		return rsErr
-	case rsErr.Status == 403 && (rsErr.Code == "grant_revoked" || rsErr.Code == "grant_expired" || rsErr.Code == "grant_invalid"):
-		return rsErr
+	if r, e := ClassifyRefusal(err); r.Dead() {
+		return e
 	}
 	return nil
 }

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -220,28 +219,9 @@ func (c *Client) markUnusable(i int, err error) {
 	}
 }
 
-// grantFailure names the grant problem err reports, or "". A refusal after
-// which a local credential guard loaded a new token is not one: the next
-// call may succeed.
-func grantFailure(err error) string {
-	var rej *credential.RejectedError
-	if errors.As(err, &rej) && (rej.Outcome == credential.OutcomeReloaded || rej.Outcome == credential.OutcomeRaced) {
-		return ""
-	}
-	var re *rs.Error
-	if !errors.As(err, &re) {
-		return ""
-	}
-	switch re.Code {
-	case "grant_revoked", "grant_expired", "grant_invalid", "authorization_state.unsupported_legacy_shape":
-		return re.Code
-	}
-	switch re.Status {
-	case http.StatusUnauthorized:
-		return "credential_rejected"
-	}
-	return ""
-}
+// grantFailure names the grant problem err reports, or "" (the process's one
+// rule: credential.DeadReason).
+func grantFailure(err error) string { return credential.DeadReason(err) }
 
 // usable lists the indexes of the usable members, in package order.
 func (c *Client) usable() []int {

@@ -36,6 +36,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
@@ -93,8 +94,15 @@ type Options struct {
 	// for an embedding that serves its authorization server beside /mcp on
 	// the same origin, whatever host the client used (the demo does).
 	AuthorizationServerAtOrigin bool
-	// HTTPClient is shared by every RS client of the handler; nil gives
-	// the handler one of its own.
+	// CoreQueryBase is the public URL of the resource server's /v1 API
+	// (https://pdpp.example.com/v1), advertised as pdpp_core_query_base.
+	// Empty: the one the RS's own metadata names, or ProviderURL+"/v1",
+	// whichever is not a private address (see Handler.coreQueryBase);
+	// with neither the field is left out.
+	CoreQueryBase string
+	// HTTPClient is shared by every RS client of the handler (and its
+	// metadata fetch), with redirects turned off whatever its own policy;
+	// nil gives the handler one of its own.
 	HTTPClient *http.Client
 	// RSTimeout and RSMaxBodyBytes bound each RS call; 0 means the rs
 	// package defaults.
@@ -102,8 +110,10 @@ type Options struct {
 	RSMaxBodyBytes int64
 	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxInFlightPerToken bounds concurrent /mcp requests per bearer;
-	// excess gets 429. 0 means DefaultMaxInFlightPerToken.
+	// MaxInFlightPerToken bounds concurrent /mcp requests per bearer
+	// (excess gets 429) and, separately, the RS reads they make at once
+	// (excess waits), so a batch of calls in one request is bounded too.
+	// 0 means DefaultMaxInFlightPerToken.
 	MaxInFlightPerToken int
 	// Name and Version are serverInfo's; empty means the server defaults.
 	Name, Version string
@@ -145,7 +155,12 @@ func New(o Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hosted: provider URL: %w", err)
 	}
-	h := &Handler{o: o, provider: provider, hc: o.HTTPClient, log: o.Logger}
+	h := &Handler{o: o, provider: provider, log: o.Logger}
+	if o.CoreQueryBase != "" {
+		if h.o.CoreQueryBase, err = normaliseOrigin(o.CoreQueryBase, true); err != nil {
+			return nil, fmt.Errorf("hosted: core query base: %w", err)
+		}
+	}
 	if o.PublicURL != "" {
 		pub, err := normaliseOrigin(o.PublicURL, false)
 		if err != nil {
@@ -153,11 +168,11 @@ func New(o Options) (*Handler, error) {
 		}
 		h.public, _ = url.Parse(pub)
 	}
-	if h.hc == nil {
-		h.hc = &http.Client{Transport: &http.Transport{
-			Proxy: http.ProxyFromEnvironment, MaxIdleConns: 128, MaxIdleConnsPerHost: 64,
-			IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second,
-		}}
+	if o.HTTPClient != nil {
+		// A caller's client may follow redirects; ours never does.
+		h.hc = outbound.Wrap(o.HTTPClient)
+	} else {
+		h.hc = outbound.New(outbound.NewTransport(128, 64))
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -185,7 +200,7 @@ func New(o Options) (*Handler, error) {
 	// token hash, so no answer read with one token serves another.
 	h.caps = tools.NewCapabilityCache()
 	h.servers = newServerCache(DefaultServerCacheEntries)
-	h.meta = &metadataCache{h: h, ttl: 5 * time.Minute}
+	h.meta = &metadataCache{h: h, ttl: metadataTTL, now: time.Now}
 	return h, nil
 }
 
@@ -315,7 +330,16 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 		if !ok {
 			return
 		}
-		st.rpc, st.tool = rpcNames(body)
+		var dup string
+		st.rpc, st.tool, dup = rpcNames(body)
+		if dup != "" && gjson.ValidBytes(body) {
+			// The log and metrics would name one method while the SDK
+			// ran another: refuse rather than guess.
+			st.reason, st.rpc, st.tool = "duplicate_key", "", ""
+			writeJSONRPCError(w, http.StatusBadRequest, jsonrpcInvalidRequest,
+				"Invalid request: the key "+strconv.Quote(boundText(dup, 64))+" appears twice in one message; send each key once")
+			return
+		}
 		if h.serveDirect(w, r, st, body, open) {
 			return
 		}
@@ -391,9 +415,20 @@ func (h *Handler) authorize(w *recorder, r *http.Request, st *reqState) bool {
 		}
 		st.reason = "verifier_unavailable"
 		h.log.Warn("could not verify a bearer", "token", st.hash[:12], "error", err, "request_id", st.id)
+		msg := "The resource server could not confirm this token right now; retry shortly"
+		if loc, ok := redirectedTo(err); ok {
+			msg = "The token verifier answered with a redirect to " + loc +
+				", which is not followed: a bearer is only ever sent to the configured address. The operator must configure the verifier's final URL"
+		}
 		w.Header().Set("Retry-After", "5")
-		writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "verifier_unavailable",
-			Message: "The resource server could not confirm this token right now; retry shortly"})
+		writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "verifier_unavailable", Message: msg})
+		return false
+	}
+	if !h.audienceOK(p, st.base) {
+		st.reason = "audience"
+		h.refuse(w, st, &AuthError{Status: http.StatusUnauthorized, Code: "invalid_token",
+			Message: "This token was issued for another resource: its audience names neither " + st.base + PathMCP +
+				" nor the resource server behind it. Obtain a token for " + st.base + PathMCP + "."})
 		return false
 	}
 	switch p.Kind {
@@ -454,24 +489,92 @@ func (h *Handler) readBody(w *recorder, r *http.Request, st *reqState) ([]byte, 
 }
 
 // rpcNames reads the JSON-RPC method and, for tools/call, the tool name, for
-// the access log and metrics. Nothing else of the body is looked at.
-func rpcNames(body []byte) (method, tool string) {
+// the access log and metrics, and reports a key that a message, or its
+// params, holds twice. The SDK's decoder keeps the last of duplicate keys
+// and matches them exactly (after unescaping), which is how keys are read
+// here too; nothing else of the body is looked at.
+func rpcNames(body []byte) (method, tool, dup string) {
 	b := bytes.TrimSpace(body)
 	if len(b) > 0 && b[0] == '[' {
-		return "batch", ""
+		gjson.ParseBytes(b).ForEach(func(_, m gjson.Result) bool {
+			if m.IsObject() {
+				_, _, dup = messageNames(m)
+			}
+			return dup == ""
+		})
+		return "batch", "", dup
 	}
-	res := gjson.GetManyBytes(b, "method", "params.name")
-	method = res[0].Str
-	if method == "tools/call" {
-		tool = res[1].Str
-	}
+	method, tool, dup = messageNames(gjson.ParseBytes(b))
 	if len(method) > 64 {
 		method = method[:64]
 	}
 	if len(tool) > 64 {
 		tool = tool[:64]
 	}
-	return method, tool
+	return method, tool, dup
+}
+
+// messageNames reads one message's method and tool name, and the first key
+// it or its params repeats.
+func messageNames(m gjson.Result) (method, tool, dup string) {
+	var params gjson.Result
+	dup = repeatedKey(m, func(k string, v gjson.Result) {
+		switch k {
+		case "method":
+			method = v.Str
+		case "params":
+			params = v
+		}
+	})
+	if dup == "" && params.IsObject() {
+		dup = repeatedKey(params, func(k string, v gjson.Result) {
+			if k == "name" {
+				tool = v.Str
+			}
+		})
+		if dup != "" {
+			dup = "params." + dup
+		}
+	}
+	if method != "tools/call" {
+		tool = ""
+	}
+	return method, tool, dup
+}
+
+// repeatedKey calls each for every key of obj (unescaped) and returns the
+// first key seen twice, or "". A handful of keys is the rule, so they are
+// compared in a slice until there are many.
+func repeatedKey(obj gjson.Result, each func(k string, v gjson.Result)) (dup string) {
+	var few []string
+	var many map[string]struct{}
+	obj.ForEach(func(k, v gjson.Result) bool {
+		key := k.Str
+		if many != nil {
+			if _, ok := many[key]; ok {
+				dup = key
+				return false
+			}
+			many[key] = struct{}{}
+		} else {
+			for _, f := range few {
+				if f == key {
+					dup = key
+					return false
+				}
+			}
+			few = append(few, key)
+			if len(few) > 16 {
+				many = make(map[string]struct{}, 2*len(few))
+				for _, f := range few {
+					many[f] = struct{}{}
+				}
+			}
+		}
+		each(key, v)
+		return true
+	})
+	return dup
 }
 
 // serverFor is the SDK's getServer (asked twice per POST): the server of
@@ -522,6 +625,7 @@ func (h *Handler) newServer(st *reqState) *built {
 			reader = h.o.Metrics.wrapRS(c)
 		}
 	}
+	reader = boundedRS{next: reader, l: h.limiter, key: st.hash}
 	srv, direct := server.NewWithDirect(server.Options{
 		RS:            reader,
 		ProviderURL:   h.provider,
@@ -626,4 +730,63 @@ func (r *recorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// redirectedTo returns where a redirect that was not followed pointed
+// (quoted, without its query), when err is one: from the introspection
+// client or metadata fetch, or from an RS read.
+func redirectedTo(err error) (string, bool) {
+	var re *outbound.RedirectError
+	if errors.As(err, &re) {
+		return re.Location, true
+	}
+	var te *rs.TransportError
+	if errors.As(err, &te) && te.Code == rs.CodeRedirect {
+		return te.Location, true
+	}
+	return "", false
+}
+
+// audienceOK reports whether p may be served at the public origin base: a
+// verifier that names no audience leaves the check to the resource server
+// (which sees the same bearer on every read); one that names any must name
+// this server's /mcp resource or the provider, itself or its own /mcp
+// (RFC 8707), compared without a trailing slash.
+func (h *Handler) audienceOK(p *Principal, base string) bool {
+	if p.Audience == nil {
+		return true
+	}
+	for _, a := range p.Audience {
+		switch strings.TrimRight(a, "/") {
+		case "":
+		case base + PathMCP, h.provider, h.provider + PathMCP:
+			return true
+		}
+	}
+	return false
+}
+
+// jsonrpcInvalidRequest is JSON-RPC's code for a message that is not a
+// valid request.
+const jsonrpcInvalidRequest = -32600
+
+// writeJSONRPCError answers a request the gateway refuses before the SDK
+// sees it with a JSON-RPC error (id null: which id the client meant is not
+// known).
+func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
+	b, _ := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", Error: struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 )
 
 // maxIntrospectionBytes bounds an introspection answer; a full grant object
@@ -25,7 +27,9 @@ type Introspector struct {
 	// ClientID and ClientSecret authenticate this resource to the endpoint
 	// with HTTP Basic.
 	ClientID, ClientSecret string
-	// HTTPClient is shared by the process; nil means http.DefaultClient.
+	// HTTPClient is shared by the process; nil means the process's shared
+	// client. Redirects are never followed, whatever its policy: the
+	// token and this resource's credentials go to URL and nowhere else.
 	HTTPClient *http.Client
 	// Timeout bounds one call; 0 means 10 s.
 	Timeout time.Duration
@@ -49,11 +53,7 @@ func (in *Introspector) Verify(ctx context.Context, token string) (*Principal, e
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	req.SetBasicAuth(url.QueryEscape(in.ClientID), url.QueryEscape(in.ClientSecret))
-	hc := in.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := outbound.Wrap(in.HTTPClient).Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -62,6 +62,9 @@ func (in *Introspector) Verify(ctx context.Context, token string) (*Principal, e
 		return nil, fmt.Errorf("introspection: %w", err)
 	}
 	defer resp.Body.Close()
+	if err := outbound.Redirect(resp, "the introspection endpoint"); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxIntrospectionBytes+1))
 	switch {
 	case err != nil:
@@ -93,6 +96,23 @@ func (in *Introspector) principal(body []byte) (*Principal, error) {
 		ClientID:  r.Get("client_id").Str,
 		SubjectID: r.Get("subject_id").Str,
 	}
+	for _, field := range []string{"aud", "resource"} {
+		// RFC 7662 allows a string or an array of strings.
+		v := r.Get(field)
+		switch {
+		case !v.Exists() || v.Type == gjson.Null:
+			continue
+		case v.IsArray():
+			for _, a := range v.Array() {
+				p.Audience = append(p.Audience, audienceEntry(a))
+			}
+		default:
+			p.Audience = append(p.Audience, audienceEntry(v))
+		}
+		if p.Audience == nil {
+			p.Audience = []string{} // present but empty: names nothing
+		}
+	}
 	if exp := r.Get("exp"); exp.Type == gjson.Number {
 		p.Expires = time.Unix(exp.Int(), 0)
 		now := time.Now
@@ -108,4 +128,13 @@ func (in *Introspector) principal(body []byte) (*Principal, error) {
 		return nil, &AuthError{Status: http.StatusUnauthorized, Code: "context.kind_mismatch", Message: "Token introspection failed closed"}
 	}
 	return p, nil
+}
+
+// audienceEntry is one aud or resource value; anything but a string is
+// kept as "", which matches no resource.
+func audienceEntry(v gjson.Result) string {
+	if v.Type != gjson.String {
+		return ""
+	}
+	return v.Str
 }

@@ -5,43 +5,98 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
+)
+
+// Metadata cache timings.
+const (
+	// metadataTTL is how long the RS's metadata is reused.
+	metadataTTL = 5 * time.Minute
+	// metadataFailTTL is how long a failed fetch is remembered: the route
+	// is unauthenticated, so without it a hung RS would cost one fetch
+	// per request.
+	metadataFailTTL = 5 * time.Second
+	// metadataFetchTimeout bounds one fetch, and so the wait of every
+	// request that shares it.
+	metadataFetchTimeout = 5 * time.Second
 )
 
 // metadataCache keeps the resource server's own protected-resource
 // metadata, from which the /mcp document takes its authorization servers,
-// name and MCP authorization hints.
+// name, core query base and MCP authorization hints. Concurrent misses
+// share one fetch, which runs without the lock held, so no request waits
+// longer than one fetch; a failure is remembered for metadataFailTTL, during
+// which the last good copy (if any) is served.
 type metadataCache struct {
-	h   *Handler
-	ttl time.Duration
+	h     *Handler
+	ttl   time.Duration
+	now   func() time.Time
+	group singleflight.Group
 
 	mu      sync.Mutex
 	body    []byte
 	fetched time.Time
+	err     error
+	failed  time.Time
 }
 
-// rootMetadata returns the RS's metadata, fetched at most once per ttl; a
-// failed fetch keeps the previous copy (or none).
-func (m *metadataCache) rootMetadata(ctx context.Context) []byte {
+// rootMetadata returns the RS's metadata: the cached copy while fresh, else
+// the result of one shared fetch. When the fetch fails it returns the
+// previous copy if there is one, else the error.
+func (m *metadataCache) rootMetadata(ctx context.Context) ([]byte, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.body != nil && time.Since(m.fetched) < m.ttl {
-		return m.body
+	now := m.now()
+	body, fetched, lastErr, failed := m.body, m.fetched, m.err, m.failed
+	m.mu.Unlock()
+	switch {
+	case body != nil && now.Sub(fetched) < m.ttl:
+		return body, nil
+	case lastErr != nil && now.Sub(failed) < metadataFailTTL:
+		if body != nil {
+			return body, nil
+		}
+		return nil, lastErr
 	}
-	if b, err := m.h.fetchRoot(ctx); err == nil {
-		m.body, m.fetched = b, time.Now()
-	} else {
-		m.h.log.Warn("could not read the resource server's protected-resource metadata", "error", err)
+	ch := m.group.DoChan("root", func() (any, error) {
+		// Shared by every waiting request, so no one request's
+		// cancellation ends it; fetchRoot bounds it.
+		b, err := m.h.fetchRoot(context.WithoutCancel(ctx))
+		m.mu.Lock()
+		if err == nil {
+			m.body, m.fetched, m.err = b, m.now(), nil
+		} else {
+			m.err, m.failed = err, m.now()
+		}
+		m.mu.Unlock()
+		if err != nil {
+			m.h.log.Warn("could not read the resource server's protected-resource metadata", "error", err)
+		}
+		return b, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err == nil {
+			return r.Val.([]byte), nil
+		}
+		if body != nil {
+			return body, nil
+		}
+		return nil, r.Err
+	case <-ctx.Done():
+		return body, ctx.Err()
 	}
-	return m.body
 }
 
 func (h *Handler) fetchRoot(ctx context.Context) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, metadataFetchTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.provider+"/.well-known/oauth-protected-resource", nil)
 	if err != nil {
@@ -53,6 +108,9 @@ func (h *Handler) fetchRoot(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if err := outbound.Redirect(resp, "the resource server's metadata route"); err != nil {
+		return nil, err
+	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return nil, err
@@ -70,7 +128,7 @@ type Metadata struct {
 	ResourceName            string          `json:"resource_name,omitempty"`
 	AuthorizationServers    []string        `json:"authorization_servers"`
 	BearerMethodsSupported  []string        `json:"bearer_methods_supported"`
-	PDPPCoreQueryBase       string          `json:"pdpp_core_query_base"`
+	PDPPCoreQueryBase       string          `json:"pdpp_core_query_base,omitempty"`
 	PDPPTokenKindsSupported []string        `json:"pdpp_token_kinds_supported"`
 	PDPPProviderConnectVer  string          `json:"pdpp_provider_connect_version,omitempty"`
 	PDPPAgentDiscovery      *AgentDiscovery `json:"pdpp_agent_discovery,omitempty"`
@@ -113,14 +171,20 @@ func AddMCPHint(doc map[string]any, base string) {
 	ad["mcp"] = NewMCPHint(base, nil)
 }
 
-// metadataFor builds the document for the public origin base.
-func (h *Handler) metadataFor(ctx context.Context, base string) *Metadata {
-	root := gjson.ParseBytes(h.meta.rootMetadata(ctx))
+// metadataFor builds the document for the public origin base. Without
+// configured authorization servers the RS's metadata is needed: an error
+// then means there is no document to give.
+func (h *Handler) metadataFor(ctx context.Context, base string) (*Metadata, error) {
+	raw, err := h.meta.rootMetadata(ctx)
+	if err != nil && len(h.o.AuthorizationServers) == 0 && !h.o.AuthorizationServerAtOrigin {
+		return nil, err
+	}
+	root := gjson.ParseBytes(raw)
 	md := &Metadata{
 		Resource:                base + PathMCP,
 		AuthorizationServers:    h.o.AuthorizationServers,
 		BearerMethodsSupported:  []string{"header"},
-		PDPPCoreQueryBase:       h.provider + "/v1",
+		PDPPCoreQueryBase:       h.coreQueryBase(base, root.Get("pdpp_core_query_base").Str),
 		PDPPTokenKindsSupported: []string{"client", "mcp_package"},
 		PDPPProviderConnectVer:  root.Get("pdpp_provider_connect_version").Str,
 	}
@@ -148,7 +212,47 @@ func (h *Handler) metadataFor(ctx context.Context, base string) *Metadata {
 		authz = json.RawMessage(strings.ReplaceAll(a.Raw, `"`+h.provider+PathMCP+`"`, `"`+base+PathMCP+`"`))
 	}
 	md.PDPPAgentDiscovery = &AgentDiscovery{Advisory: true, MCP: NewMCPHint(base, authz)}
-	return md
+	return md, nil
+}
+
+// coreQueryBase is the /v1 base the metadata advertises: the configured
+// one, else the one the RS's own metadata names, else the provider's /v1.
+// The document is public, so a base on a private address (loopback, RFC
+// 1918, a single-label or cluster-internal name) is only published to a
+// public origin that is private too; otherwise the field is left out
+// rather than tell the world where the RS sits.
+func (h *Handler) coreQueryBase(base, fromRS string) string {
+	if h.o.CoreQueryBase != "" {
+		return h.o.CoreQueryBase
+	}
+	pub, err := url.Parse(base)
+	privateOK := err == nil && internalHost(pub.Hostname())
+	for _, c := range []string{fromRS, h.provider + "/v1"} {
+		u, err := url.Parse(c)
+		if c == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			continue
+		}
+		if privateOK || !internalHost(u.Hostname()) {
+			return c
+		}
+	}
+	return ""
+}
+
+// internalHost reports a host that only a private network can reach: a
+// private or loopback address, or a name with no dot or under a suffix
+// that is never public DNS.
+func internalHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if isPrivateHost(host) || !strings.Contains(host, ".") {
+		return true
+	}
+	for _, s := range []string{".internal", ".svc", ".cluster.local", ".lan", ".home.arpa", ".intranet", ".corp"} {
+		if strings.HasSuffix(host, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *Handler) serveMetadata(w *recorder, r *http.Request, st *reqState) {
@@ -170,7 +274,19 @@ func (h *Handler) serveMetadata(w *recorder, r *http.Request, st *reqState) {
 		writeError(w, http.StatusMisdirectedRequest, st.id, *herr)
 		return
 	}
-	b, _ := json.Marshal(h.metadataFor(r.Context(), base))
+	md, err := h.metadataFor(r.Context(), base)
+	if err != nil {
+		st.reason = "metadata_unavailable"
+		msg := "The resource server's own metadata could not be read, so the authorization servers for this resource are not known right now; retry shortly"
+		if loc, ok := redirectedTo(err); ok {
+			msg = "The resource server's metadata route answered with a redirect to " + loc +
+				", which is not followed; the operator must point --provider-url at the resource server itself"
+		}
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, st.id, apiError{Code: "verifier_unavailable", Message: msg})
+		return
+	}
+	b, _ := json.Marshal(md)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	w.WriteHeader(http.StatusOK)

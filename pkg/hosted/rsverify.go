@@ -2,10 +2,11 @@ package hosted
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
@@ -41,6 +42,9 @@ func SchemaProbe(providerURL string, hc *http.Client, o rs.Options) (KindProbe, 
 // (bearer.token_kind of the compact schema): the RS is the authority on the
 // tokens it accepts, so no second source is consulted. A bearer the RS does
 // not report a kind for is refused: /mcp serves only kinds it can confirm.
+// The kind check's path and query never depend on the caller, so any 4xx
+// the RS answers it with (credential.ClassifyRefusal) is final for that
+// token: a refusal, never "retry".
 type RSVerifier struct {
 	Probe KindProbe
 }
@@ -49,24 +53,23 @@ type RSVerifier struct {
 func (v RSVerifier) Verify(ctx context.Context, token string) (*Principal, error) {
 	vd, err := v.Probe(ctx, token)
 	if err != nil {
-		var rsErr *rs.Error
-		if errors.As(err, &rsErr) {
-			switch {
-			case rsErr.Status == http.StatusUnauthorized:
-				if rsErr.Code == "context.kind_mismatch" {
-					// The RS refuses package tokens on its REST routes;
-					// without introspection that is all that can be said.
-					return nil, &AuthError{Status: http.StatusUnauthorized, Code: rsErr.Code,
-						Message: "The resource server does not accept this token on its read API; /mcp without token introspection serves client tokens only"}
-				}
-				return nil, Inactive(rsErr.Code)
-			case rsErr.Status == http.StatusForbidden && strings.HasPrefix(rsErr.Code, "grant_"):
-				return nil, Inactive(rsErr.Code)
+		switch ref, rsErr := credential.ClassifyRefusal(err); ref {
+		case credential.RefusedGrant:
+			return nil, Inactive(rsErr.Code)
+		case credential.RefusedToken:
+			if rsErr.Code == "context.kind_mismatch" {
+				// The RS refuses package tokens on its REST routes;
+				// without introspection that is all that can be said.
+				return nil, &AuthError{Status: http.StatusUnauthorized, Code: rsErr.Code,
+					Message: "The resource server does not accept this token on its read API; /mcp without token introspection serves client tokens only"}
 			}
+			return nil, Inactive(rsErr.Code)
+		case credential.RefusedScope, credential.RefusedRequest:
+			return nil, notAccepted(rsErr)
 		}
 		return nil, fmt.Errorf("ask the resource server for the token kind: %w", err)
 	}
-	kind := Kind(vd.Kind)
+	kind := Kind(strings.ToLower(vd.Kind))
 	if kind == "" {
 		return nil, &AuthError{Status: http.StatusForbidden, Code: "permission_error",
 			Message: "The resource server did not report this token's kind, so /mcp cannot confirm it is grant-scoped; configure token introspection"}
@@ -76,4 +79,33 @@ func (v RSVerifier) Verify(ctx context.Context, token string) (*Principal, error
 		GrantID:  vd.GrantID,
 		ClientID: vd.ClientID,
 	}, nil
+}
+
+// notAccepted is the final refusal of a token the RS answered the kind
+// check for with a 4xx that names no grant problem (the reference RS
+// answers an MCP package token with 404 not_found): what the RS said, and
+// what the person can do instead of retrying.
+func notAccepted(e *rs.Error) *AuthError {
+	said := fmt.Sprintf("HTTP %d", e.Status)
+	if e.Code != "" {
+		said += " " + e.Code
+	}
+	if e.Message != "" {
+		said += ": " + strconv.Quote(boundText(e.Message, 200))
+	}
+	return &AuthError{Status: http.StatusForbidden, Code: "token_not_accepted",
+		Message: "The resource server refused this token when asked what kind it is (" + said + "), so this endpoint will not serve it; retrying will not help. " +
+			"Without token introspection this endpoint serves grant-scoped client tokens: authorize a single grant for it, " +
+			"or connect an MCP package token to the provider's own /mcp endpoint."}
+}
+
+// boundText cuts s to at most n bytes on a rune boundary, saying so.
+func boundText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -192,18 +193,10 @@ func buildHandler(o ServeOptions) (*Handler, *Metrics, error) {
 }
 
 // NewHTTPClient returns the client Serve gives a handler that has none:
-// pooled connections sized for one gateway's RS calls. Pass the same one to
+// pooled connections sized for one gateway's RS calls, never following a redirect. Pass the same one to
 // the handler and to a FanoutResolver so they share connections.
 func NewHTTPClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 128,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   true,
-		TLSHandshakeTimeout: 10 * time.Second,
-	}}
+	return outbound.New(outbound.NewTransport(256, 128))
 }
 
 // shutdown stops servers, giving calls in flight up to timeout, then closes

@@ -34,6 +34,12 @@ type Principal struct {
 	// Expires is when the bearer stops being valid; zero when unknown or
 	// never. Verdict caches never keep a principal past it.
 	Expires time.Time
+	// Audience lists whom the token was issued for (introspection's aud
+	// and resource); nil when the verifier does not say. When it is not
+	// nil the handler serves the token only if one entry names this
+	// server's /mcp resource or the provider (an entry that is not a
+	// string names nothing).
+	Audience []string
 }
 
 // Verifier decides what a bearer is. It returns a *Principal, an *AuthError

@@ -12,11 +12,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/version"
 )
 
@@ -101,9 +101,7 @@ func New(opts Options) (*Client, error) {
 	if c.hc == nil {
 		c.hc = SharedHTTPClient()
 	} else {
-		hc := *c.hc // a copy: the caller's client keeps its own policy
-		hc.CheckRedirect = noRedirect
-		c.hc = &hc
+		c.hc = outbound.Wrap(c.hc) // the caller's client keeps its own policy
 	}
 	if c.budget == nil {
 		c.budget = processBudget()
@@ -148,30 +146,10 @@ func normaliseBase(raw string) (string, error) {
 	return scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"), nil
 }
 
-func newTransport() *http.Transport {
-	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          32,
-		MaxIdleConnsPerHost:   16, // tool calls arrive in parallel; the default 2 would churn connections
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-}
-
 // SharedHTTPClient is the one *http.Client every RS client of the process
 // uses unless given another. It never follows a redirect: the bearer is sent
 // only to the provider's origin, and a redirect becomes a CodeRedirect error.
-var SharedHTTPClient = sync.OnceValue(func() *http.Client {
-	return &http.Client{Transport: newTransport(), CheckRedirect: noRedirect}
-})
-
-// noRedirect hands a 3xx back to the caller instead of following it: Go's
-// client would otherwise resend the Authorization header to the same host on
-// another port or scheme.
-func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+func SharedHTTPClient() *http.Client { return outbound.Shared() }
 
 // BaseURL returns the normalised base URL requests are joined to.
 func (c *Client) BaseURL() string { return c.base }

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 )
 
 // view returns b as a string without copying it. gjson parses strings, and
@@ -275,28 +276,9 @@ func cleanRequestID(s, tok string) string {
 	return s
 }
 
-// describeLocation renders a redirect target for an error message: scheme,
-// host and path only (a query may carry data or the token), bounded.
+// describeLocation renders a redirect target for an error message as every
+// client of the process does (outbound.Location: no query, bounded), with
+// the token taken out should it sit in the path.
 func describeLocation(loc, tok string) string {
-	if loc == "" {
-		return "(no Location header)"
-	}
-	u, err := url.Parse(loc)
-	if err != nil {
-		return "(an unparseable Location header)"
-	}
-	s := u.Path
-	if u.Host != "" {
-		s = u.Scheme + "://" + u.Host + u.EscapedPath()
-	}
-	if u.RawQuery != "" {
-		s += "?…"
-	}
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, s)
-	return strconv.Quote(cleanString(s, tok, 200))
+	return strconv.Quote(cleanString(outbound.Location(loc), tok, 200))
 }
