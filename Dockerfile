@@ -3,7 +3,9 @@
 # nonroot user. Stdio by default (docker run -i --rm IMAGE --demo); hosted
 # mode with --http 0.0.0.0:8080 (see docs/hosted.md).
 # Without a container engine, scripts/release/image-test.sh builds the same
-# layout with scripts/release/ociimage and runs what it holds.
+# layout with scripts/release/ociimage, runs what it holds, then runs it in
+# podman (scripts/release/podman-test.sh). The release workflow builds this
+# file for linux/amd64 and linux/arm64 and pushes it to GHCR.
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 ARG TARGETOS=linux
 ARG TARGETARCH=amd64

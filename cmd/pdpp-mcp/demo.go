@@ -162,7 +162,7 @@ func startDemoDouble(cfg config, issuer string) (*pdpptest.Server, error) {
 // gateway's own origin, which the metadata advertises, so a host needs no
 // header: it registers, shows the consent page and gets a token. It
 // returns the banner to print once the gateway listens.
-func demoHosted(cfg config, d *pdpptest.Server, o *hosted.ServeOptions) (banner func(base string), err error) {
+func demoHosted(cfg config, d *pdpptest.Server, o *hosted.ServeOptions, cursorKey []byte) (banner func(base string), err error) {
 	o.Handler.ProviderURL = d.URL()
 	o.Handler.AuthorizationServers = nil
 	o.Handler.AuthorizationServerAtOrigin = true
@@ -170,7 +170,7 @@ func demoHosted(cfg config, d *pdpptest.Server, o *hosted.ServeOptions) (banner 
 	o.Introspection = &hosted.Introspector{URL: d.IntrospectionURL(),
 		ClientID: pdpptest.IntrospectionClientID, ClientSecret: pdpptest.IntrospectionClientSecret}
 	o.Handler.Packages, err = hosted.FanoutResolver(hosted.FanoutOptions{ProviderURL: d.URL(), HTTPClient: o.Handler.HTTPClient,
-		RSTimeout: cfg.timeout, RSMaxBodyBytes: cfg.maxBytes, Logger: cfg.log,
+		RSTimeout: cfg.timeout, RSMaxBodyBytes: cfg.maxBytes, Logger: cfg.log, CursorKey: cursorKey,
 		Lookup: func(_ context.Context, _ *hosted.Principal, token string) (string, []fanout.Child, error) {
 			return fanouttest.PackageChildren(d, token)
 		}})

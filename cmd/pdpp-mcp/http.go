@@ -15,6 +15,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/loopback"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/hosted"
 )
 
@@ -60,6 +61,8 @@ func httpFlags() []cli.Flag {
 			Usage: "with --http: how long (`DURATION`) a SIGTERM waits for calls in flight"},
 		&cli.BoolFlag{Name: "access-log", EnvVars: []string{"PDPP_MCP_ACCESS_LOG"}, Value: true,
 			Usage: "with --http: one stderr line per request (never the token or arguments)"},
+		&cli.StringFlag{Name: "cursor-key-file", EnvVars: []string{"PDPP_MCP_CURSOR_KEY_FILE"},
+			Usage: "with --http: `FILE` holding the key that signs package search cursors (at least 32 random bytes, not readable by others); every replica behind one URL needs the same one (default: a key per process)"},
 	}
 }
 
@@ -80,6 +83,7 @@ type httpConfig struct {
 	shutdownTimeout time.Duration
 	accessLog       bool
 	demo            bool
+	cursorKey       []byte
 }
 
 func parseHTTPConfig(c *cli.Context) (*httpConfig, error) {
@@ -149,6 +153,13 @@ func parseHTTPConfig(c *cli.Context) (*httpConfig, error) {
 		}
 		hc.introspection = &hosted.Introspector{URL: u, ClientID: id, ClientSecret: secret}
 	}
+	if f := strings.TrimSpace(c.String("cursor-key-file")); f != "" {
+		key, err := fanout.ReadCursorKey(f)
+		if err != nil {
+			return nil, usageErrorf("--cursor-key-file: %v", err)
+		}
+		hc.cursorKey = key
+	}
 	if len(providerURLs(c)) > 1 {
 		return nil, usageErrorf("--http serves one resource server: pass --provider-url once (several providers are served over stdio, or as a package by the provider's own /mcp)")
 	}
@@ -214,7 +225,7 @@ func serveHTTP(c *cli.Context, cfg config) error {
 			return err
 		}
 		defer d.Close()
-		if banner, err = demoHosted(cfg, d, &o); err != nil {
+		if banner, err = demoHosted(cfg, d, &o, hc.cursorKey); err != nil {
 			return err
 		}
 	}

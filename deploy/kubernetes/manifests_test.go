@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"slices"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -50,10 +52,12 @@ type objects struct {
 	deploy *appsv1.Deployment
 	svc    *corev1.Service
 	cm     *corev1.ConfigMap
-	secret *corev1.Secret
-	pdb    *policyv1.PodDisruptionBudget
-	hpa    *autoscalingv2.HorizontalPodAutoscaler
-	ns     *corev1.Namespace
+	secret *corev1.Secret // the introspection client
+	// secrets are every Secret, by name.
+	secrets map[string]*corev1.Secret
+	pdb     *policyv1.PodDisruptionBudget
+	hpa     *autoscalingv2.HorizontalPodAutoscaler
+	ns      *corev1.Namespace
 }
 
 func load(t *testing.T) (kustomization, objects) {
@@ -91,8 +95,18 @@ func load(t *testing.T) (kustomization, objects) {
 			o.cm = new(corev1.ConfigMap)
 			v = o.cm
 		case "v1 Secret":
-			o.secret = new(corev1.Secret)
-			v = o.secret
+			sec := new(corev1.Secret)
+			if err := strict(b, sec); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if o.secrets == nil {
+				o.secrets = map[string]*corev1.Secret{}
+			}
+			o.secrets[sec.Name] = sec
+			if sec.Name == "pdpp-mcp-introspection" {
+				o.secret = sec
+			}
+			v = sec
 		case "policy/v1 PodDisruptionBudget":
 			o.pdb = new(policyv1.PodDisruptionBudget)
 			v = o.pdb
@@ -210,6 +224,67 @@ func TestManifests(t *testing.T) {
 	// The image kustomize pins is the one the Deployment names.
 	if len(k.Images) != 1 || c.Image != fmt.Sprintf("%s:%s", k.Images[0].Name, k.Images[0].NewTag) {
 		t.Errorf("image %q, kustomization %+v", c.Image, k.Images)
+	}
+}
+
+// A replica leaves the Service before it stops listening, every replica
+// signs cursors with one key from a mounted Secret, and the grace period
+// covers the delay and the shutdown timeout.
+func TestScaleOut(t *testing.T) {
+	_, o := load(t)
+	spec := o.deploy.Spec.Template.Spec
+	c := spec.Containers[0]
+	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil || c.Lifecycle.PreStop.Sleep.Seconds < 5 {
+		t.Fatalf("no preStop sleep of at least 5 s (the image has no shell, so not an exec): %+v", c.Lifecycle)
+	}
+	delay := c.Lifecycle.PreStop.Sleep.Seconds
+	shutdown, err := time.ParseDuration(o.cm.Data["PDPP_MCP_SHUTDOWN_TIMEOUT"])
+	if err != nil {
+		t.Fatalf("PDPP_MCP_SHUTDOWN_TIMEOUT: %v", err)
+	}
+	if spec.TerminationGracePeriodSeconds == nil || *spec.TerminationGracePeriodSeconds <= delay+int64(shutdown.Seconds()) {
+		t.Errorf("terminationGracePeriodSeconds %v does not cover the %d s preStop delay plus the %s shutdown timeout",
+			spec.TerminationGracePeriodSeconds, delay, shutdown)
+	}
+	if spec.SecurityContext == nil || spec.SecurityContext.FSGroup == nil || spec.SecurityContext.RunAsUser == nil {
+		t.Fatal("no fsGroup: the nonroot user could not read the mounted Secrets")
+	}
+	var keyFile string
+	for _, e := range c.Env {
+		if e.Name == "PDPP_MCP_CURSOR_KEY_FILE" {
+			keyFile = e.Value
+		}
+	}
+	if keyFile == "" {
+		t.Fatal("PDPP_MCP_CURSOR_KEY_FILE is not set: replicas would refuse each other's cursors")
+	}
+	dir, name := path.Split(keyFile)
+	var volume string
+	for _, m := range c.VolumeMounts {
+		if path.Clean(m.MountPath) == path.Clean(dir) {
+			volume = m.Name
+		}
+	}
+	found := false
+	for _, v := range spec.Volumes {
+		if v.Name != volume || v.Secret == nil {
+			continue
+		}
+		sec := o.secrets[v.Secret.SecretName]
+		if sec == nil {
+			t.Fatalf("volume %s mounts Secret %s, which the kustomization does not make", v.Name, v.Secret.SecretName)
+		}
+		for _, it := range v.Secret.Items {
+			if it.Path == name && sec.StringData[it.Key] != "" {
+				found = true
+			}
+		}
+		if v.Secret.DefaultMode == nil || *v.Secret.DefaultMode&0o007 != 0 {
+			t.Errorf("cursor key mounted with mode %v: the gateway refuses a key other users may read", v.Secret.DefaultMode)
+		}
+	}
+	if !found {
+		t.Errorf("%s is not a key of a mounted Secret", keyFile)
 	}
 }
 

@@ -111,6 +111,22 @@ func TestSurfaceChecks(t *testing.T) {
 			message: "description of search: 219 bytes, 19 over the budget of 200; cross-tool guidance belongs in the server instructions",
 		},
 		{
+			// "At most" includes the limit: a tool measuring exactly its
+			// budget passes, one byte more fails.
+			name: "tool exactly at its budget passes",
+			bend: func(_ *synthetic, l *budget.Limits) {
+				l.ToolsList.ToolMaxBytes["query_records"] = 433
+			},
+		},
+		{
+			name: "tool one byte over its budget",
+			bend: func(_ *synthetic, l *budget.Limits) {
+				l.ToolsList.ToolMaxBytes["query_records"] = 432
+			},
+			fail:    []string{"tools_list.tool_max_bytes.query_records"},
+			message: "tool query_records: 433 bytes, 1 over the budget of 432",
+		},
+		{
 			name: "tool over its budget",
 			bend: func(_ *synthetic, l *budget.Limits) {
 				l.ToolsList.ToolMaxBytes["query_records"] = 300

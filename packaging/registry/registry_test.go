@@ -146,3 +146,139 @@ func TestServerJSONAgreesWithThePackages(t *testing.T) {
 		t.Errorf("want the npm package and the OCI image at version %s: %+v", e.Version, e.Packages)
 	}
 }
+
+// TestOCIPackageStarts: a registry client runs `docker run <runtimeArguments>
+// IMAGE <packageArguments>`. Without -i stdio closes at once, and without the
+// credential folder mounted where --cache-root points (read as the file's
+// owner) the server exits 78; scripts/release/podman-test.sh starts it so.
+func TestOCIPackageStarts(t *testing.T) {
+	b, err := os.ReadFile("server.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct {
+		Icons []struct {
+			Src      string `json:"src"`
+			MimeType string `json:"mimeType"`
+		} `json:"icons"`
+		Packages []struct {
+			RegistryType     string `json:"registryType"`
+			Identifier       string `json:"identifier"`
+			RuntimeArguments []struct {
+				Type, Name, Value string
+			} `json:"runtimeArguments"`
+			PackageArguments []struct {
+				Type, Name, Value string
+			} `json:"packageArguments"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	for _, ic := range e.Icons {
+		file := filepath.Join("..", "icons", filepath.Base(ic.Src))
+		if _, err := os.Stat(file); err != nil || !strings.HasSuffix(ic.Src, "/packaging/icons/"+filepath.Base(ic.Src)) {
+			t.Errorf("icon %s is not a file in packaging/icons: %v", ic.Src, err)
+		}
+	}
+	if len(e.Icons) == 0 || e.Icons[0].MimeType != "image/png" {
+		t.Errorf("want a PNG icon first (every client must show PNG): %+v", e.Icons)
+	}
+	var bundles int
+	for _, p := range e.Packages {
+		switch p.RegistryType {
+		case "mcpb":
+			bundles++
+		case "oci":
+			var stdin bool
+			var user, mount string
+			for _, a := range p.RuntimeArguments {
+				switch {
+				case a.Type == "positional" && a.Value == "-i":
+					stdin = true
+				case a.Name == "--user":
+					user = a.Value
+				case a.Name == "--mount":
+					mount = a.Value
+				}
+			}
+			cacheRoot := ""
+			for _, a := range p.PackageArguments {
+				if a.Name == "--cache-root" {
+					cacheRoot = a.Value
+				}
+			}
+			if !stdin || user == "" {
+				t.Errorf("OCI runtimeArguments lack -i or --user: %+v", p.RuntimeArguments)
+			}
+			if cacheRoot == "" || !strings.Contains(mount, ",dst="+cacheRoot+",") || !strings.HasSuffix(mount, ",readonly") {
+				t.Errorf("--mount %q does not put the credential folder read-only at --cache-root %q", mount, cacheRoot)
+			}
+		}
+	}
+	if bundles == 0 {
+		t.Error("server.json lists no .mcpb bundle")
+	}
+}
+
+func TestStamp(t *testing.T) {
+	b, err := os.ReadFile("server.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, target := range []string{"darwin_arm64", "darwin_amd64", "windows_amd64", "windows_arm64", "linux_amd64", "linux_arm64"} {
+		if err := os.WriteFile(filepath.Join(dir, "pdpp-mcp_1.2.3_"+target+".mcpb"), []byte(target), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := Stamp(b, "v1.2.3", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compile(t).Validate(load(t, out)); err != nil {
+		t.Fatalf("stamped entry: %v", err)
+	}
+	var e struct {
+		Version  string `json:"version"`
+		Packages []struct {
+			RegistryType, Identifier, Version, FileSha256 string
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal(out, &e); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range e.Packages {
+		switch p.RegistryType {
+		case "oci":
+			if !strings.HasSuffix(p.Identifier, ":1.2.3") {
+				t.Errorf("image %s is not tagged 1.2.3", p.Identifier)
+			}
+		case "npm":
+			if p.Version != "1.2.3" {
+				t.Errorf("npm version %s", p.Version)
+			}
+		case "mcpb":
+			m := bundleTarget.FindStringSubmatch(p.Identifier)
+			if m == nil || !strings.HasPrefix(p.Identifier, "https://github.com/pdpp-mcp/pdpp-mcp/releases/download/v1.2.3/pdpp-mcp_1.2.3_") {
+				t.Errorf("bundle URL %s", p.Identifier)
+				continue
+			}
+			sum, _ := fileSHA256(filepath.Join(dir, "pdpp-mcp_1.2.3_"+m[1]+".mcpb"))
+			if p.FileSha256 != sum || p.Version != "1.2.3" {
+				t.Errorf("bundle %s: sha256 %s version %s, want %s 1.2.3", m[1], p.FileSha256, p.Version, sum)
+			}
+		}
+	}
+	if e.Version != "1.2.3" {
+		t.Errorf("version %s", e.Version)
+	}
+	// A bundle the entry lists but the release lacks is an error, not a
+	// placeholder hash on the registry.
+	if err := os.Remove(filepath.Join(dir, "pdpp-mcp_1.2.3_linux_arm64.mcpb")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Stamp(b, "1.2.3", dir); err == nil || !strings.Contains(err.Error(), "linux_arm64") {
+		t.Errorf("a missing bundle: err = %v", err)
+	}
+}

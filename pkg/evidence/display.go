@@ -17,6 +17,9 @@ type TitleOptions struct {
 	EventTimeField string
 	// Stream is used when the record does not name its stream.
 	Stream string
+	// PrimaryTitle is the whole value of the primary-title field when the
+	// caller has it from elsewhere (a search snippet of that whole field).
+	PrimaryTitle string
 	// Fallback is the title when nothing else is available (usually the id).
 	Fallback string
 }
@@ -24,7 +27,8 @@ type TitleOptions struct {
 // TitleMaxChars bounds a title: a primary-title field can hold a whole body.
 const TitleMaxChars = 160
 
-// titleFields are read, in order, when no primary-title field is declared.
+// titleFields lead a preview's record, in order, when no primary-title
+// field is declared. Titles never guess from them.
 var titleFields = [...]string{"title", "name", "subject", "summary"}
 
 // authoredTimes are when the content happened, preferred over emitted_at
@@ -36,10 +40,11 @@ var authoredTimes = [...]string{
 }
 
 // Title returns a readable identity for a record wrapper or search hit, on one
-// line: the declared primary-title value, else title|name|subject|summary (of
-// the record's data, then of the record), else "<source> / <stream> /
-// <timestamp>" with the parts that exist, else opts.Fallback. It never uses a
-// snippet. Titles longer than TitleMaxChars code points are cut with "…".
+// line: the value of the field the schema declares primary-title (from the
+// record, else opts.PrimaryTitle) when it has at most TitleMaxChars code
+// points, else "<source> / <stream> / <timestamp>" with the parts that exist,
+// else opts.Fallback. It never guesses a title from field names. A fallback
+// longer than TitleMaxChars code points is cut with "…".
 func Title(rec gjson.Result, opts TitleOptions) string {
 	var b displayBufs
 	v := readDisplayView(rec, &b)
@@ -79,17 +84,16 @@ func readDisplayView(rec gjson.Result, b *displayBufs) displayView {
 }
 
 func title(v displayView, opts TitleOptions) string {
+	// A declared title longer than a title can be is a body (a body stream
+	// declares its text primary-title): its start says less than where the
+	// record is from.
 	if opts.PrimaryTitleField != "" {
-		if t := oneLine(v.payload.firstString(opts.PrimaryTitleField)); t != "" {
+		if t := oneLine(v.payload.firstString(opts.PrimaryTitleField)); t != "" && Len(t) <= TitleMaxChars {
 			return t
 		}
 	}
-	for _, m := range [...]members{v.payload, v.rec} {
-		for _, f := range titleFields {
-			if t := oneLine(m.firstString(f)); t != "" {
-				return t
-			}
-		}
+	if t := oneLine(opts.PrimaryTitle); t != "" && Len(t) <= TitleMaxChars {
+		return t
 	}
 	stream := v.rec.firstString("stream", "stream_name")
 	if stream == "" {

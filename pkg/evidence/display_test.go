@@ -19,14 +19,17 @@ func TestTitle(t *testing.T) {
 	}{
 		{"lexical hit: source / stream / time", hits[0], TitleOptions{}, "Personal Gmail / messages / 2026-01-17T11:14:00.000Z"},
 		{"declared primary title", records[0], TitleOptions{PrimaryTitleField: "subject"}, "Monthly budget check-in"},
-		{"subject without a declaration", records[0], TitleOptions{}, "Monthly budget check-in"},
-		{"declared field missing falls through", records[0], TitleOptions{PrimaryTitleField: "headline"}, "Monthly budget check-in"},
+		// Titles never guess from field names: without a declared
+		// primary-title value, the source / stream / time form.
+		{"subject without a declaration", records[0], TitleOptions{}, "Personal Gmail / messages / 2026-02-16T16:49:00.000Z"},
+		{"declared field missing falls through", records[0], TitleOptions{PrimaryTitleField: "headline"}, "Personal Gmail / messages / 2026-02-16T16:49:00.000Z"},
 		{"declared field beats title", gjson.Parse(`{"data":{"title":"T","headline":"H"}}`), TitleOptions{PrimaryTitleField: "headline"}, "H"},
 		{"declared field with a dot in its name", gjson.Parse(`{"data":{"a.b":"dotted"}}`), TitleOptions{PrimaryTitleField: "a.b"}, "dotted"},
-		{"order title name subject summary", gjson.Parse(`{"data":{"summary":"S","name":"N"}}`), TitleOptions{}, "N"},
-		{"record-level title after data", gjson.Parse(`{"title":"top","data":{"x":1}}`), TitleOptions{}, "top"},
-		{"whitespace collapsed", gjson.Parse(`{"data":{"title":"  a\n\tb  "}}`), TitleOptions{}, "a b"},
-		{"blank title is skipped", gjson.Parse(`{"data":{"title":"   ","name":"N"}}`), TitleOptions{}, "N"},
+		{"no title from a title field", gjson.Parse(`{"stream":"m","data":{"summary":"S","name":"N"}}`), TitleOptions{}, "m"},
+		{"whitespace collapsed", gjson.Parse(`{"data":{"title":"  a\n\tb  "}}`), TitleOptions{PrimaryTitleField: "title"}, "a b"},
+		{"blank declared title is skipped", gjson.Parse(`{"data":{"title":"   "}}`), TitleOptions{PrimaryTitleField: "title", PrimaryTitle: "whole"}, "whole"},
+		{"a declared body is not a title", gjson.Parse(`{"stream":"bodies","data":{"body_text":"` + strings.Repeat("word ", 40) + `"}}`), TitleOptions{PrimaryTitleField: "body_text"}, "bodies"},
+		{"primary title from the caller", gjson.Parse(`{"stream":"m"}`), TitleOptions{PrimaryTitleField: "subject", PrimaryTitle: "Your receipt"}, "Your receipt"},
 		// authored times beat emitted_at, wherever they are
 		{"sent_at beats emitted_at", gjson.Parse(`{"display_name":"Slack","stream":"messages","emitted_at":"E","data":{"sent_at":"S"}}`), TitleOptions{}, "Slack / messages / S"},
 		{"received_at in data", gjson.Parse(`{"display_name":"W","stream":"m","emitted_at":"E","data":{"received_at":"R","body":"b"}}`), TitleOptions{}, "W / m / R"},
@@ -153,11 +156,15 @@ func FuzzSnippet(f *testing.F) {
 	})
 }
 
-// A primary-title field can hold a whole body; the title stays short.
+// A primary-title field can hold a whole body: it is not a title then, and
+// a long fallback is cut to TitleMaxChars.
 func TestTitleIsBounded(t *testing.T) {
-	rec := gjson.Parse(`{"data":{"body_text":"` + strings.Repeat("word ", 10000) + `"}}`)
-	got := Title(rec, TitleOptions{PrimaryTitleField: "body_text"})
-	if Len(got) != TitleMaxChars || !strings.HasSuffix(got, Ellipsis) {
+	rec := gjson.Parse(`{"stream":"bodies","data":{"body_text":"` + strings.Repeat("word ", 10000) + `"}}`)
+	if got := Title(rec, TitleOptions{PrimaryTitleField: "body_text"}); got != "bodies" {
+		t.Errorf("title %.40q…", got)
+	}
+	long := gjson.Parse(`{"stream":"` + strings.Repeat("s", 500) + `"}`)
+	if got := Title(long, TitleOptions{}); Len(got) != TitleMaxChars || !strings.HasSuffix(got, Ellipsis) {
 		t.Errorf("title of %d characters: %.40q…", Len(got), got)
 	}
 }

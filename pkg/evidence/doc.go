@@ -34,8 +34,9 @@
 // search shapes each hit and builds the hit ladder (an excerpt that highlights
 // a match is read around it with q):
 //
-//	title := evidence.Title(hit, evidence.TitleOptions{Fallback: id})
-//	snippet := evidence.Snippet(hit.Get("snippet.text").Str, 320) // balanced <mark>
+//	h, _ := evidence.ReadHit(raw) // one pass; the one reader of hits
+//	id, ok := h.Identity(evidence.Scope{ConnectionID: connectionArg})
+//	title := evidence.Title(h.Raw, evidence.TitleOptions{Fallback: id.String()})
 //	ladder := evidence.SearchLadder(hits, evidence.Scope{ConnectionID: connectionArg})
 //
 // Ids in previews and ladders come from Identity, which uses the record-level

@@ -433,7 +433,16 @@ const HitPreviewChars = 320
 // (which the RS copies verbatim from the field, so a case-sensitive search of
 // the field finds it); otherwise it reads the field from the start.
 func HitEntry(hit gjson.Result, scope Scope) (Entry, bool) {
-	id, ok := Identity(hit, scope)
+	h, ok := ReadHit(hit)
+	if !ok {
+		return Entry{}, false
+	}
+	return h.Entry(scope)
+}
+
+// Entry is HitEntry of a hit already read.
+func (h *Hit) Entry(scope Scope) (Entry, bool) {
+	id, ok := h.Identity(scope)
 	if !ok {
 		return Entry{}, false
 	}
@@ -456,10 +465,9 @@ func HitEntry(hit gjson.Result, scope Scope) (Entry, bool) {
 		e.FieldWindows = append(e.FieldWindows, TextField{FieldPath: field, TextLike: true, HandleSemantics: LiveLookup,
 			PreviewStatus: status(!complete), PreviewText: Snippet(preview, HitPreviewChars), Read: read})
 	}
-	// One pass over the hit (and each excerpt) serves every lookup below.
-	var buf, xbuf, rbuf [16]keyValue
-	m := readMembers(buf[:], hit)
-	m.get("evidence_excerpts").ForEach(func(_, x gjson.Result) bool {
+	// One pass over each excerpt serves every lookup below.
+	var xbuf, rbuf [16]keyValue
+	gjson.Parse(h.excerpts).ForEach(func(_, x gjson.Result) bool {
 		xm := readMembers(xbuf[:], x)
 		field := xm.firstString("field_path")
 		if field == "" {
@@ -468,11 +476,11 @@ func HitEntry(hit gjson.Result, scope Scope) (Entry, bool) {
 		add(field, xm.firstString("preview_text"), xm.get("truncated").Type == gjson.False)
 		return true
 	})
-	if s := m.get("snippet"); s.IsObject() {
+	if s := gjson.Parse(h.snippet); s.IsObject() {
 		sm := readMembers(xbuf[:], s)
 		add(sm.firstString("field"), sm.firstString("text"), false)
 	}
-	m.get("matched_fields").ForEach(func(_, f gjson.Result) bool {
+	gjson.Parse(h.matched).ForEach(func(_, f gjson.Result) bool {
 		if f.Type == gjson.String {
 			add(f.Str, "", false)
 		}
@@ -491,10 +499,10 @@ func HitEntry(hit gjson.Result, scope Scope) (Entry, bool) {
 
 // SearchLadder builds the search_results ladder of the hits a search returns,
 // in order: entries for the first LadderRecords hits that have an id.
-func SearchLadder(hits []gjson.Result, scope Scope) Ladder {
+func SearchLadder(hits []Hit, scope Scope) Ladder {
 	l := Ladder{Kind: KindSearchResults, ReadTool: ToolReadRecordField, Records: []Entry{}}
-	for _, h := range hits {
-		switch e, ok := HitEntry(h, scope); {
+	for i := range hits {
+		switch e, ok := hits[i].Entry(scope); {
 		case !ok:
 			l.WithoutID++
 		case len(l.Records) < LadderRecords:

@@ -309,8 +309,11 @@ func TestHitEntry(t *testing.T) {
 }
 
 func TestSearchLadder(t *testing.T) {
-	hits := fixtureRows(t, "search-lexical")
-	hits = append(hits, gjson.Parse(`{"object":"search_result"}`))
+	var hits []Hit
+	for _, r := range append(fixtureRows(t, "search-lexical"), gjson.Parse(`{"object":"search_result"}`)) {
+		h, _ := ReadHit(r)
+		hits = append(hits, h)
+	}
 	l := SearchLadder(hits, Scope{})
 	if l.Kind != KindSearchResults || len(l.Records) != LadderRecords || l.MoreRecords != len(hits)-1-LadderRecords || l.WithoutID != 1 {
 		t.Errorf("ladder: kind %q, %d entries, more %d, without id %d", l.Kind, len(l.Records), l.MoreRecords, l.WithoutID)

@@ -108,14 +108,26 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 	limit = min(limit, maxPreviewRecords)
 	var items []gjson.Result
 	total := 0
+	firstConn, multiConn := "", false
 	env.rows.ForEach(func(_, v gjson.Result) bool {
 		if total < limit {
 			items = append(items, v)
 		}
 		total++
+		if opts.Scope.ConnectionID == "" && !multiConn {
+			c := v.Get("connection_id").Str
+			if total == 1 {
+				firstConn = c
+			}
+			multiConn = c != firstConn
+		}
 		return true
 	})
 	h := env.handles
+	// A smaller limit reaches the records a preview leaves out only when a
+	// cursor pages on from it: not when the page merges several connections
+	// without one (the header then says to pass connection_id).
+	h.cursorPages = h.cursor != "" || (!h.hasMore && !multiConn)
 	label, _ := Cut(oneLine(opts.Label), labelMax)
 	keys := map[string]bool{}
 	lead := defaultLead
@@ -140,7 +152,7 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 		}
 	}
 	head := header(label, h, total, 0)
-	foot := footer(total, counts{}, false)
+	foot := footer(h, total, counts{}, false)
 	return PreviewResult{Text: joinLines(head, nil, foot), Total: total}
 }
 
@@ -254,7 +266,7 @@ func fit(label string, h handles, lines []*previewLine, total int) (string, Prev
 			}
 		}
 		if !haveFoot || n != footN {
-			foot, footN, haveFoot = footer(total-len(lines), n, false), n, true
+			foot, footN, haveFoot = footer(h, total-len(lines), n, false), n, true
 		}
 		if foot != "" {
 			size += 1 + len(foot)
@@ -267,7 +279,7 @@ func fit(label string, h handles, lines []*previewLine, total int) (string, Prev
 			return joinLines(head, texts, foot), res, true
 		}
 		if widest < 0 {
-			return cutLines(head, texts, lines, total, n)
+			return cutLines(h, head, texts, lines, total, n)
 		}
 		lines[widest].level++
 	}
@@ -275,8 +287,8 @@ func fit(label string, h handles, lines []*previewLine, total int) (string, Prev
 
 // cutLines shortens the longest lines to a common length so all fit. Each line
 // keeps its prefix (and so its id) plus at least minLineJSON bytes.
-func cutLines(head string, texts []string, lines []*previewLine, total int, n counts) (string, PreviewResult, bool) {
-	foot := footer(total-len(lines), n, true)
+func cutLines(h handles, head string, texts []string, lines []*previewLine, total int, n counts) (string, PreviewResult, bool) {
+	foot := footer(h, total-len(lines), n, true)
 	avail := PreviewBudget - len(head) - 1 - len(foot) - len(texts)
 	floor := 0
 	for _, l := range lines {
@@ -383,7 +395,9 @@ func handle(name, value string) string {
 }
 
 // footer says what the preview left out and how to get it ("" when nothing).
-func footer(more int, n counts, lineCut bool) string {
+// It advises only what works for this page: a smaller limit when a cursor
+// pages on from it, fewer fields when fields were cut.
+func footer(h handles, more int, n counts, lineCut bool) string {
 	var facts, next []string
 	if more > 0 {
 		facts = append(facts, "more_records="+strconv.Itoa(more))
@@ -401,8 +415,17 @@ func footer(more int, n counts, lineCut bool) string {
 	if n.cutValues > 0 || truncated {
 		next = append(next, "fetch a shown id (or read_record_field with that id and a field_path) for full values")
 	}
-	if more > 0 || truncated {
+	switch {
+	case more > 0 && h.cursorPages && truncated:
 		next = append(next, "rerun with fewer fields, or a smaller limit from the same cursor, to preview every record here")
+	case more > 0 && h.cursorPages:
+		next = append(next, "rerun with a smaller limit from the same cursor to preview every record here")
+	case more > 0 && !h.hasMore:
+		// The header says nothing about paging here: say it.
+		next = append(next, "pass connection_id to page one connection at a time and preview every record")
+	}
+	if truncated && !(more > 0 && h.cursorPages) {
+		next = append(next, "rerun with fewer fields to see whole records")
 	}
 	return strings.Join(facts, "; ") + ". Next: " + strings.Join(next, "; ") + ". Machine envelope: structuredContent.data."
 }

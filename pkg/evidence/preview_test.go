@@ -364,3 +364,31 @@ func TestPreviewLeadsWithTitleThenTime(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewSpendsOnRolesAndDistinctValues: under a tight budget the
+// declared title keeps its words before other strings, and a value that
+// repeats another (a date equal to received_at) is dropped first.
+func TestPreviewSpendsOnRolesAndDistinctValues(t *testing.T) {
+	var rows []string
+	for i := range 5 {
+		fields := fmt.Sprintf(`"subject":"Library hold ready for pickup: The Overstory %d","received_at":"2026-01-23T12:21:00.000Z","date":"2026-01-23T12:21:00.000Z"`, i)
+		for j := range 20 {
+			fields += fmt.Sprintf(`,"f%02d":"%s"`, j, strings.Repeat(string(rune('a'+j)), 50))
+		}
+		rows = append(rows, fmt.Sprintf(`{"object":"record","id":"r%d","stream":"messages","connection_id":"cin_a","data":{%s}}`, i, fields))
+	}
+	body := `{"object":"list","data":[` + strings.Join(rows, ",") + `]}`
+	for _, keys := range [][]string{{"subject", "received_at"}, nil} {
+		res := Preview([]byte(body), PreviewOptions{Label: "records", KeyFields: keys})
+		lines := strings.Split(res.Text, "\n")
+		for i := range 5 {
+			line := lines[1+i]
+			if !strings.Contains(line, fmt.Sprintf(`"subject":"Library hold ready for pickup: The Overstory %d"`, i)) {
+				t.Errorf("keys %v: the title is cut:\n%s", keys, line)
+			}
+			if !strings.Contains(line, `"received_at":"2026-01-23T12:21:00.000Z"`) || strings.Contains(line, `"date":`) {
+				t.Errorf("keys %v: received_at missing or its repeat shown:\n%s", keys, line)
+			}
+		}
+	}
+}

@@ -161,6 +161,9 @@ type handles struct {
 	changesSince string
 	count        string
 	warnings     []string
+	// cursorPages: a smaller limit from the same cursor pages on to the
+	// records after it (Preview sets it).
+	cursorPages bool
 }
 
 // readEnvelope reads a list body in one pass over its top level. Rows are a

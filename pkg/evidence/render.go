@@ -233,7 +233,18 @@ type renderer struct {
 	// with the byte offset where its rendering ends, in rendering order.
 	trackWhole bool
 	whole      []memberEnd
+	// keyStr: the string being rendered is a key or leading member of
+	// record data, which keeps more of its value than other strings.
+	keyStr bool
+	// dups are members of the record data being rendered whose value
+	// repeats a member kept before them: the first a terse preview drops.
+	dups []*node
 }
+
+// keyStrFactor is how much longer a key or leading member's string may be
+// than other strings at the same level: the budget goes to the declared
+// title and time before other values.
+const keyStrFactor = 4
 
 // memberEnd is a member name and the byte offset where its rendering ends.
 type memberEnd struct {
@@ -277,8 +288,12 @@ func (r *renderer) value(b []byte, n *node, depth int, inData bool) []byte {
 }
 
 func (r *renderer) str(b []byte, n *node) []byte {
-	if r.lim.str > 0 && n.chars > r.lim.str+cutSlack {
-		cut, _ := Cut(n.str, r.lim.str)
+	limit := r.lim.str
+	if r.keyStr {
+		limit *= keyStrFactor
+	}
+	if limit > 0 && n.chars > limit+cutSlack {
+		cut, _ := Cut(n.str, limit)
 		r.n.cutValues++
 		b = jsonw.AppendString(b, cut)
 		b = append(b[:len(b)-1], '[') // reopen the string for the length note
@@ -334,6 +349,10 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 	left := 0
 	if r.lim.entries > 0 && len(keep) > r.lim.entries {
 		left = len(keep) - r.lim.entries
+		if top {
+			r.findDups(n, keep)
+			defer func() { r.dups = r.dups[:0] }()
+		}
 		keep = r.mostInformative(n, keep)
 	}
 	if top && r.nLeading > 0 {
@@ -351,7 +370,9 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 		b = append(b, m.quotedKey...)
 		b = append(b, ':')
 		before := r.n
+		r.keyStr = top && m.kind == kindString && (r.keys[m.key] || r.isLeading(m))
 		b = r.value(b, m, depth+1, depth == 0 && r.fold != nil && m.key == "data")
+		r.keyStr = false
 		if inData && depth == 1 && r.trackWhole && r.n.cutValues == before.cutValues && r.n.cutEntries == before.cutEntries {
 			r.whole = append(r.whole, memberEnd{m.key, len(b)})
 		}
@@ -422,15 +443,45 @@ func (r *renderer) leadFirst(n *node, keep []int) []int {
 	return out
 }
 
+// findDups collects the members of record data n (among keep) whose string
+// value repeats one kept before it, key and leading members counting first:
+// a date equal to received_at says nothing new.
+func (r *renderer) findDups(n *node, keep []int) {
+	r.dups = r.dups[:0]
+	seen := map[string]bool{}
+	for pass := 0; pass < 2; pass++ {
+		for _, j := range keep {
+			m := &n.kids[j]
+			if m.kind != kindString || m.str == "" || (pass == 0) != (r.keys[m.key] || r.isLeading(m)) {
+				continue
+			}
+			if seen[m.str] {
+				r.dups = append(r.dups, m)
+			}
+			seen[m.str] = true
+		}
+	}
+}
+
+func (r *renderer) isDup(m *node) bool {
+	for _, d := range r.dups {
+		if d == m {
+			return true
+		}
+	}
+	return false
+}
+
 // rank orders members by how much a terse preview loses without them: the
 // caller's key fields, the record's leading members and a record wrapper's
 // "data" payload, then non-empty strings, numbers and binary metadata,
-// booleans, non-empty containers, and last null and empty values.
+// booleans, non-empty containers, and last null and empty values and values
+// that repeat another member's.
 func (r *renderer) rank(m *node) int {
 	switch {
 	case r.keys[m.key], m.key == "data" && m.kind == kindObject, r.isLeading(m):
 		return 0
-	case m.empty():
+	case m.empty(), r.isDup(m):
 		return 5
 	case m.kind == kindString:
 		return 1

@@ -1,12 +1,18 @@
 package fanout
 
 import (
+	"bytes"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -15,8 +21,32 @@ import (
 // child cursor of the page they are on (re-read on the next call), how many
 // hits of that page were already returned, the rank of the page's first hit
 // (so fusion scores stay comparable across pages) and whether the child is
-// exhausted. It is bound to the query it pages and signed, so a changed or
-// forged cursor is refused rather than skipping or repeating hits.
+// exhausted. It is bound to what it pages (the package, the principal, each
+// member and where it reads, the path and the query) and signed, so a
+// changed or forged cursor, or one made for another package or person, is
+// refused rather than skipping or repeating hits.
+//
+// Every cursor handed out must be accepted back, and the tools take cursors
+// of at most MaxCursorBytes. The positions travel in the cursor itself while
+// they fit, so any replica that shares the signing key continues the search.
+// When they do not (many members with long cursors of their own), they are
+// kept in this process for StoredCursorTTL and the cursor names them: a
+// bounded store, and a cursor only the process that made it can continue
+// (another replica refuses it as expired, and a fresh search starts over).
+
+// MaxCursorBytes is the longest cursor the fan-out hands out, and the longest
+// child cursor it accepts from a member: the bound the RS client puts on
+// handles, which the tools accept as a cursor argument. A member whose
+// next_cursor is longer answers rs_invalid_response: a cut cursor could not
+// be used, and one the tools refuse could never be passed back.
+const MaxCursorBytes = rs.MaxHandleBytes
+
+// Bounds of the store of positions too long to travel in the cursor.
+const (
+	StoredCursorTTL        = 30 * time.Minute
+	storedCursorMaxEntries = 4096
+	storedCursorMaxBytes   = 32 << 20
+)
 
 // childState is one child's position.
 type childState struct {
@@ -37,19 +67,27 @@ type childState struct {
 
 type cursorState struct {
 	V int `json:"v"`
-	// Q binds the cursor to the query it pages (hash of q, streams, mode,
-	// limit and filters).
+	// Q binds the cursor to what it pages (see queryHash).
 	Q        string       `json:"q"`
 	Children []childState `json:"k"`
 }
 
-const cursorPrefix = "fo1."
+const (
+	cursorVersion = 2
+	// cursorPrefix starts a cursor that carries its positions;
+	// storedPrefix one that names positions kept by the process.
+	cursorPrefix = "fo2."
+	storedPrefix = "fo2s."
+)
 
-var errBadCursor = errors.New("fanout: cursor was not made by this package for this query")
+var (
+	errBadCursor     = errors.New("fanout: cursor was not made by this package for this query")
+	errExpiredCursor = errors.New("fanout: cursor positions are no longer held")
+)
 
-func (c *Client) sign(payload []byte) []byte {
+func (c *Client) sign(prefix string, payload []byte) []byte {
 	m := hmac.New(sha256.New, c.key)
-	m.Write([]byte(cursorPrefix))
+	m.Write([]byte(prefix))
 	m.Write(payload)
 	return m.Sum(nil)[:16]
 }
@@ -57,11 +95,20 @@ func (c *Client) sign(payload []byte) []byte {
 func (c *Client) encodeCursor(st *cursorState) string {
 	payload, _ := json.Marshal(st) // strings, ints and bools always encode
 	enc := base64.RawURLEncoding
-	return cursorPrefix + enc.EncodeToString(payload) + "." + enc.EncodeToString(c.sign(payload))
+	if s := cursorPrefix + enc.EncodeToString(payload) + "." + enc.EncodeToString(c.sign(cursorPrefix, payload)); len(s) <= MaxCursorBytes {
+		return s
+	}
+	id := c.store.put(payload, c.now())
+	return storedPrefix + id + "." + enc.EncodeToString(c.sign(storedPrefix, []byte(id)))
 }
 
 func (c *Client) decodeCursor(s, queryHash string) (*cursorState, error) {
-	body, ok := strings.CutPrefix(s, cursorPrefix)
+	stored := strings.HasPrefix(s, storedPrefix)
+	prefix := cursorPrefix
+	if stored {
+		prefix = storedPrefix
+	}
+	body, ok := strings.CutPrefix(s, prefix)
 	if !ok {
 		return nil, errBadCursor
 	}
@@ -71,35 +118,167 @@ func (c *Client) decodeCursor(s, queryHash string) (*cursorState, error) {
 	}
 	// Strict: a non-canonical spelling of the same bytes is not this cursor.
 	enc := base64.RawURLEncoding.Strict()
-	payload, err1 := enc.DecodeString(p)
-	mac, err2 := enc.DecodeString(sig)
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, c.sign(payload)) {
+	mac, err := enc.DecodeString(sig)
+	if err != nil {
 		return nil, errBadCursor
 	}
+	var payload []byte
+	if stored {
+		if !hmac.Equal(mac, c.sign(storedPrefix, []byte(p))) {
+			return nil, errBadCursor
+		}
+		if payload = c.store.get(p, c.now()); payload == nil {
+			return nil, errExpiredCursor
+		}
+	} else {
+		payload, err = enc.DecodeString(p)
+		if err != nil || !hmac.Equal(mac, c.sign(cursorPrefix, payload)) {
+			return nil, errBadCursor
+		}
+	}
 	var st cursorState
-	if err := json.Unmarshal(payload, &st); err != nil || st.V != 1 || st.Q != queryHash {
+	if err := json.Unmarshal(payload, &st); err != nil || st.V != cursorVersion || st.Q != queryHash {
 		return nil, errBadCursor
 	}
 	return &st, nil
 }
 
-// queryHash identifies what a cursor pages: the package's members and every
-// parameter except cursor.
+// baseURLer is an RS client that says where it reads (*rs.Client does).
+type baseURLer interface{ BaseURL() string }
+
+// queryHash identifies what a cursor pages: the package and the principal,
+// each member (its grant and, when known, the RS it reads) and every
+// parameter except cursor. A package elsewhere whose members have the same
+// grant ids, or another person's package, hashes differently.
 func (c *Client) queryHash(path string, q rs.Query) string {
 	h := sha256.New()
-	for i := range c.members {
-		h.Write([]byte(c.members[i].GrantID))
+	field := func(s string) {
+		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
-	h.Write([]byte(path))
+	field("pdpp-mcp fanout cursor 2")
+	field(c.pkgID)
+	field(c.principal)
+	for i := range c.members {
+		field(c.members[i].GrantID)
+		if b, ok := c.members[i].RS.(baseURLer); ok {
+			field(b.BaseURL())
+		} else {
+			field("")
+		}
+	}
+	field(path)
 	for _, p := range q {
 		if p.Key == "cursor" {
 			continue
 		}
-		h.Write([]byte{0})
-		h.Write([]byte(p.Key))
-		h.Write([]byte{1})
-		h.Write([]byte(p.Value))
+		field(p.Key)
+		field(p.Value)
 	}
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
+}
+
+// cursorStore keeps positions too long for a cursor, bounded in entries,
+// bytes and age. Entries all live StoredCursorTTL, so the oldest is always
+// the first to expire and eviction is first in, first out.
+type cursorStore struct {
+	mu      sync.Mutex
+	entries map[string]storedCursor
+	order   []string // insertion order; a prefix may already be gone
+	bytes   int
+}
+
+type storedCursor struct {
+	payload []byte
+	expires time.Time
+}
+
+func newCursorStore() *cursorStore { return &cursorStore{entries: map[string]storedCursor{}} }
+
+var processStore = newCursorStore()
+
+func (s *cursorStore) put(payload []byte, now time.Time) string {
+	var raw [16]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand does not fail on supported platforms
+	id := base64.RawURLEncoding.EncodeToString(raw[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expire(now)
+	for len(s.order) > 0 && (len(s.entries) >= storedCursorMaxEntries || s.bytes+len(payload) > storedCursorMaxBytes) {
+		s.drop()
+	}
+	s.entries[id] = storedCursor{payload: payload, expires: now.Add(StoredCursorTTL)}
+	s.order = append(s.order, id)
+	s.bytes += len(payload)
+	return id
+}
+
+func (s *cursorStore) get(id string, now time.Time) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expire(now)
+	return s.entries[id].payload
+}
+
+func (s *cursorStore) expire(now time.Time) {
+	for len(s.order) > 0 {
+		e, ok := s.entries[s.order[0]]
+		if ok && now.Before(e.expires) {
+			return
+		}
+		s.drop()
+	}
+}
+
+// drop forgets the oldest entry.
+func (s *cursorStore) drop() {
+	id := s.order[0]
+	s.order[0] = ""
+	s.order = s.order[1:]
+	if e, ok := s.entries[id]; ok {
+		s.bytes -= len(e.payload)
+		delete(s.entries, id)
+	}
+	if len(s.order) == 0 {
+		s.order = nil // let the backing array go
+	}
+}
+
+// MinCursorKeyBytes is the shortest cursor signing key ReadCursorKey accepts.
+const MinCursorKeyBytes = 32
+
+// ReadCursorKey reads a cursor signing key shared by replicas: the bytes of
+// file without surrounding white space. A key anyone on the machine may read
+// or change, or one shorter than MinCursorKeyBytes, or made of fewer than 8
+// distinct bytes (a placeholder, a repeated character), is refused: whoever
+// holds the key can make cursors the gateway believes. Group access is
+// allowed, as Kubernetes mounts a Secret for a non-root pod.
+func ReadCursorKey(file string) ([]byte, error) {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, fmt.Errorf("cursor key: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("cursor key %s is not a regular file", file)
+	}
+	if perm := fi.Mode().Perm(); perm&0o007 != 0 {
+		return nil, fmt.Errorf("cursor key %s has mode %04o: other users may read or change it; chmod o-rwx it (0600 or 0640)", file, perm)
+	}
+	if fi.Size() > 64<<10 {
+		return nil, fmt.Errorf("cursor key %s is %d bytes; a key is at most 64 KiB", file, fi.Size())
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("cursor key: %w", err)
+	}
+	key := bytes.TrimSpace(b)
+	distinct := map[byte]bool{}
+	for _, c := range key {
+		distinct[c] = true
+	}
+	if len(key) < MinCursorKeyBytes || len(distinct) < 8 {
+		return nil, fmt.Errorf("cursor key %s is too weak (%d bytes, %d distinct): use at least %d random bytes, e.g. openssl rand -base64 48",
+			file, len(key), len(distinct), MinCursorKeyBytes)
+	}
+	return key, nil
 }

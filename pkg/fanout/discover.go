@@ -28,16 +28,16 @@ type Child struct {
 
 // Discover fills in what members do not say about themselves (connections,
 // streams, connector key, display name) from each one's compact schema,
-// read concurrently, each within timeout. A member whose grant is refused
-// (revoked, expired, invalid, or the bearer rejected) comes back Unusable
-// with the reason; one that cannot be read for another reason keeps its
-// unknown metadata (every stream, no connection), so it is still searched.
-// Members that already name their connections are not read.
+// read concurrently, each within timeout. A member whose grant the RS
+// refuses for good (revoked, expired, invalid, or the bearer rejected with
+// no local credential to re-read) comes back Unusable with the reason. One
+// that cannot be read for another reason, or whose local credential may be
+// replaced (a credential guard re-reads its cache on every refusal), comes
+// back Undiscovered: it is still searched, and asked again before a read is
+// routed by connection_id. Members that already name their connections are
+// not read.
 func Discover(ctx context.Context, members []Member, timeout time.Duration) []Member {
 	out := slices.Clone(members)
-	if timeout <= 0 {
-		timeout = DefaultChildTimeout
-	}
 	var wg sync.WaitGroup
 	for i := range out {
 		m := &out[i]
@@ -47,18 +47,31 @@ func Discover(ctx context.Context, members []Member, timeout time.Duration) []Me
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			resp, err := m.RS.Get(cctx, rs.Path("v1", "schema"), rs.Query{{Key: "view", Value: "compact"}})
-			if err != nil {
-				m.Unusable = grantFailure(err)
-				return
-			}
-			fillFromSchema(m, schemaDoc(resp.Body))
+			discoverOne(ctx, m, timeout)
 		}()
 	}
 	wg.Wait()
 	return out
+}
+
+// discoverOne reads m's compact schema into m, or says why it could not.
+func discoverOne(ctx context.Context, m *Member, timeout time.Duration) {
+	if timeout <= 0 {
+		timeout = DefaultChildTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := m.RS.Get(cctx, rs.Path("v1", "schema"), rs.Query{{Key: "view", Value: "compact"}})
+	if err != nil {
+		if why := grantFailure(err); why != "" {
+			m.Unusable = why
+			return
+		}
+		m.Undiscovered = errCode(err)
+		return
+	}
+	m.Undiscovered = ""
+	fillFromSchema(m, schemaDoc(resp.Body))
 }
 
 // fillFromSchema reads a member's connections and streams from its schema.

@@ -1,10 +1,12 @@
 package fanout
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -14,15 +16,18 @@ const discoveryHint = "Call schema for the full granted connection index before 
 
 // selectMember picks the member that connection_id names, narrowed by the
 // stream of the path (when the member lists its streams) and by a
-// source_id/connector_id query value.
-func (c *Client) selectMember(conn, stream string, q rs.Query) (int, error) {
+// source_id/connector_id query value. Members whose connections are unknown
+// are asked first; one that still cannot say may hold conn too, so conn is
+// given to another member only when none is left unknown.
+func (c *Client) selectMember(ctx context.Context, conn, stream string, q rs.Query) (int, error) {
 	source, _ := q.Get("source_id")
 	if source == "" {
 		source, _ = q.Get("connector_id")
 	}
+	unknown := c.rediscover(ctx)
 	var matches []int
 	for i := range c.members {
-		m := &c.members[i]
+		m := c.member(i)
 		if !m.hasConnection(conn) || (stream != "" && !m.holds(stream)) || (source != "" && m.ConnectorKey != source) {
 			continue
 		}
@@ -35,6 +40,16 @@ func (c *Client) selectMember(conn, stream string, q rs.Query) (int, error) {
 		}
 	}
 	switch {
+	case len(unknown) > 0 && len(usable) == 0 && len(unknown) == 1 && len(matches) == 0:
+		// Only a member that cannot say what it holds may have conn: its
+		// RS decides.
+		return unknown[0], nil
+	case len(unknown) > 0:
+		m := c.member(unknown[0])
+		label := firstOf(m.DisplayName, m.GrantID)
+		return -1, c.ambiguous(append(usable, unknown...), "ambiguous_connection", "connection_id",
+			"connection_id "+strconv.Quote(conn)+" may belong to source "+strconv.Quote(label)+
+				", whose connections could not be read ("+m.Undiscovered+"), so it is not given to another source. Retry shortly, or call schema to see the sources.")
 	case len(usable) == 1:
 		return usable[0], nil
 	case len(usable) > 1:
@@ -49,6 +64,62 @@ func (c *Client) selectMember(conn, stream string, q rs.Query) (int, error) {
 	}
 	return -1, c.synthetic(http.StatusNotFound, "not_found", "connection_id",
 		"connection_id "+strconv.Quote(conn)+" is not part of the selected "+where+". Use schema to discover available connections.", "", nil, 0)
+}
+
+// member is member i as last discovered.
+func (c *Client) member(i int) *Member {
+	if c.members[i].Undiscovered == "" {
+		return &c.members[i]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.learned[i]; m != nil {
+		return m
+	}
+	return &c.members[i]
+}
+
+// rediscover asks the usable members whose connections are still unknown
+// for their schema, concurrently within the child timeout, and returns those
+// that still cannot say.
+func (c *Client) rediscover(ctx context.Context) []int {
+	var todo []int
+	for i := range c.members {
+		if c.member(i).Undiscovered != "" && c.unusableReason(i) == "" {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	found := make([]Member, len(todo))
+	var wg sync.WaitGroup
+	for k, i := range todo {
+		found[k] = c.members[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			discoverOne(ctx, &found[k], c.timeout)
+		}()
+	}
+	wg.Wait()
+	var still []int
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, i := range todo {
+		m := &found[k]
+		switch {
+		case m.Unusable != "":
+			if c.unusable[i] == "" {
+				c.unusable[i] = m.Unusable
+			}
+		case m.Undiscovered != "":
+			still = append(still, i)
+		default:
+			c.learned[i] = m
+		}
+	}
+	return still
 }
 
 // option is one entry of available_connections, from member metadata only:

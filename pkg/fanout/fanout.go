@@ -15,6 +15,12 @@
 //     selects, or the only usable member, or a bounded 409
 //     ambiguous_connection listing the options.
 //
+// A member speaks only for itself: a search hit naming a connection its
+// member does not hold is refused (source_hits_refused), and a read by
+// connection_id never goes to a member that merely claims a connection whose
+// holder could not be asked. Search cursors are signed and bound to the
+// package, the principal, the members and the query.
+//
 // Errors the fan-out makes itself are *rs.Error values, so the tools classify
 // them like any RS answer.
 package fanout
@@ -57,6 +63,12 @@ type Member struct {
 	// (grant_revoked, grant_expired, …). Such members are never called and
 	// never offered as options.
 	Unusable string
+	// Undiscovered, when not empty, says why Discover could not read the
+	// member's schema (a code such as rs_timeout): its connections and
+	// streams are unknown. Before a read is routed by connection_id the
+	// client asks it again, and while it cannot say, a connection it may
+	// hold is not given to another member.
+	Undiscovered string
 }
 
 // holds reports whether the member's grant includes stream.
@@ -106,6 +118,10 @@ type Options struct {
 	CursorKey []byte
 	// PackageID names the package in merged answers; may be empty.
 	PackageID string
+	// Principal identifies who the package is read for (the person and
+	// client a hosted bearer was issued to). Search cursors are bound to it
+	// and to PackageID, so one principal's cursor is refused for another.
+	Principal string
 	// Logger receives debug records (route templates and codes, never tokens
 	// or record data); nil discards.
 	Logger *slog.Logger
@@ -113,15 +129,19 @@ type Options struct {
 
 // Client reads N members as one RS. It is safe for concurrent use.
 type Client struct {
-	members []Member
-	conc    int
-	timeout time.Duration
-	key     []byte
-	pkgID   string
-	log     *slog.Logger
+	members   []Member
+	conc      int
+	timeout   time.Duration
+	key       []byte
+	pkgID     string
+	principal string
+	log       *slog.Logger
+	store     *cursorStore
+	now       func() time.Time
 
 	mu       sync.Mutex
-	unusable map[int]string // members found unusable after New
+	unusable map[int]string  // members found unusable after New
+	learned  map[int]*Member // undiscovered members read since New; never written after stored
 }
 
 var (
@@ -157,13 +177,17 @@ func New(opts Options) (*Client, error) {
 		}
 	}
 	c := &Client{
-		members:  slices.Clone(opts.Members),
-		conc:     opts.Concurrency,
-		timeout:  opts.ChildTimeout,
-		key:      opts.CursorKey,
-		pkgID:    opts.PackageID,
-		log:      opts.Logger,
-		unusable: map[int]string{},
+		members:   slices.Clone(opts.Members),
+		conc:      opts.Concurrency,
+		timeout:   opts.ChildTimeout,
+		key:       opts.CursorKey,
+		pkgID:     opts.PackageID,
+		principal: opts.Principal,
+		log:       opts.Logger,
+		store:     processStore,
+		now:       time.Now,
+		unusable:  map[int]string{},
+		learned:   map[int]*Member{},
 	}
 	if c.conc <= 0 {
 		c.conc = DefaultConcurrency
@@ -219,9 +243,35 @@ func (c *Client) markUnusable(i int, err error) {
 	}
 }
 
-// grantFailure names the grant problem err reports, or "" (the process's one
-// rule: credential.DeadReason).
-func grantFailure(err error) string { return credential.DeadReason(err) }
+// grantFailure names the lasting grant problem err reports, or "". A
+// refusal that went through a local credential guard is not lasting, whatever
+// the guard found: it re-reads its cache on every refusal, so the next call
+// may succeed once the person reconnects, as with one provider alone.
+func grantFailure(err error) string {
+	if errors.As(err, new(*credential.RejectedError)) {
+		return ""
+	}
+	return credential.DeadReason(err)
+}
+
+// reloaded reports a refusal after which a credential guard holds a newer
+// token than the one refused.
+func reloaded(err error) bool {
+	var rej *credential.RejectedError
+	return errors.As(err, &rej) && (rej.Outcome == credential.OutcomeReloaded || rej.Outcome == credential.OutcomeRaced)
+}
+
+// refusal names the grant problem err reports, lasting or not, or "" (the
+// process's one classification: credential.ClassifyRefusal).
+func refusal(err error) string {
+	switch r, e := credential.ClassifyRefusal(err); r {
+	case credential.RefusedGrant:
+		return e.Code
+	case credential.RefusedToken:
+		return credential.CodeRejected
+	}
+	return ""
+}
 
 // usable lists the indexes of the usable members, in package order.
 func (c *Client) usable() []int {
@@ -273,7 +323,7 @@ func (c *Client) Get(ctx context.Context, path string, q rs.Query) (*rs.Response
 
 // routed sends a read to the one member connection_id selects.
 func (c *Client) routed(ctx context.Context, path string, q rs.Query, conn, stream string) (*rs.Response, error) {
-	i, err := c.selectMember(conn, stream, q)
+	i, err := c.selectMember(ctx, conn, stream, q)
 	if err != nil {
 		return nil, err
 	}
@@ -330,6 +380,11 @@ func (c *Client) call(ctx context.Context, i int, path string, q rs.Query, child
 		defer cancel()
 	}
 	resp, err := c.members[i].RS.Get(ctx, path, q)
+	if reloaded(err) {
+		// The member's credential guard found a new token in its cache
+		// after the refusal: the read is asked once more with it.
+		resp, err = c.members[i].RS.Get(ctx, path, q)
+	}
 	if err != nil {
 		if child && context.Cause(ctx) == errChildTimeout {
 			err = &rs.TransportError{Code: rs.CodeTimeout, Err: fmt.Errorf("fanout: source %q: %w", c.members[i].GrantID, errChildTimeout)}

@@ -131,6 +131,12 @@ type scripted struct {
 	calls  atomic.Int32
 	hang   bool
 	status int
+	// claim, when set, is the connection_id its hits name instead of conn;
+	// name is their display_name. A hostile member speaks for another.
+	claim, name string
+	// cursor, when set, is the next_cursor it hands out instead of the
+	// offset; the offset follows it after a '.'.
+	cursor string
 }
 
 func newScripted(t testing.TB, conn string, hits []hit) *scripted {
@@ -155,14 +161,26 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	limit, _ := strconv.Atoi(q.Get("limit"))
-	off, _ := strconv.Atoi(q.Get("cursor"))
+	cur := q.Get("cursor")
+	if i := strings.LastIndexByte(cur, '.'); i >= 0 {
+		cur = cur[i+1:]
+	}
+	off, _ := strconv.Atoi(cur)
 	end := min(off+limit, len(s.hits))
 	var data []map[string]any
+	conn := s.conn
+	if s.claim != "" {
+		conn = s.claim
+	}
 	for _, h := range s.hits[off:end] {
-		data = append(data, map[string]any{"object": "search_result", "stream": "notes", "record_key": h.key,
-			"connection_id": s.conn, "connector_id": "notes",
+		d := map[string]any{"object": "search_result", "stream": "notes", "record_key": h.key,
+			"connection_id": conn, "connector_id": "notes",
 			"record_url": "/v1/streams/notes/records/" + h.key,
-			"score":      map[string]any{"kind": "bm25", "order": "lower_is_better", "value": h.score}})
+			"score":      map[string]any{"kind": "bm25", "order": "lower_is_better", "value": h.score}}
+		if s.name != "" {
+			d["display_name"] = s.name
+		}
+		data = append(data, d)
 	}
 	if data == nil {
 		data = []map[string]any{}
@@ -170,6 +188,9 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	env := map[string]any{"object": "list", "has_more": end < len(s.hits)}
 	if end < len(s.hits) {
 		env["next_cursor"] = strconv.Itoa(end)
+		if s.cursor != "" {
+			env["next_cursor"] = s.cursor + "." + strconv.Itoa(end)
+		}
 	}
 	switch s.shape {
 	case "results":

@@ -95,6 +95,9 @@ func (c *Client) childWarning(ch child) warning {
 		label = m.GrantID
 	}
 	msg := "Source " + strconv.Quote(label) + " did not answer (" + errCode(ch.err) + "); results are partial."
+	if why := refusal(ch.err); why != "" {
+		msg = "Source " + strconv.Quote(label) + " refused the read (" + why + "); have the grant re-approved or reconnect it, or choose another connection. It is asked again on the next call."
+	}
 	if why := c.unusableReason(ch.idx); why != "" {
 		msg = "Source " + strconv.Quote(label) + " cannot be used (" + why + "); have the grant re-approved or choose another connection."
 	}
@@ -118,6 +121,27 @@ func (c *Client) unusableWarnings(skip map[int]bool) []warning {
 		out = append(out, warning{Code: "source_unavailable",
 			Message: "Source " + strconv.Quote(label) + " cannot be used (" + why + "); have the grant re-approved or choose another connection.",
 			Source:  json.RawMessage(tagObject(c.tag(i)))})
+	}
+	return out
+}
+
+// refusedWarnings report the members whose hits on this page named a
+// connection the member does not hold.
+func (c *Client) refusedWarnings(pages []*searchChild) []warning {
+	var out []warning
+	for _, p := range pages {
+		if p.refused == 0 {
+			continue
+		}
+		m := &c.members[p.idx]
+		label := m.DisplayName
+		if label == "" {
+			label = m.GrantID
+		}
+		out = append(out, warning{Code: "source_hits_refused",
+			Message: "Source " + strconv.Quote(label) + " returned " + strconv.Itoa(p.refused) +
+				" hit(s) naming a connection it does not hold; they are left out, and no other source's records are affected.",
+			Source: json.RawMessage(tagObject(c.tag(p.idx)))})
 	}
 	return out
 }

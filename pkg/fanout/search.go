@@ -3,6 +3,8 @@ package fanout
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -31,13 +34,8 @@ import (
 
 // searchHit is one candidate hit of a child.
 type searchHit struct {
-	raw   gjson.Result
-	rank  int // child-wide, 0-based
-	score float64
-	kind  string // score kind and order, "" when the hit has no usable score
-	lower bool   // lower score is better
-	// Source and identity members of the hit, "" when absent.
-	conn, alias, key, connector, name, stream, record string
+	evidence.Hit
+	rank int // child-wide, 0-based
 }
 
 // searchChild is one called child's page.
@@ -50,6 +48,9 @@ type searchChild struct {
 	more    bool   // the child's has_more
 	recall  gjson.Result
 	taken   int
+	// refused counts the taken hits left out because they named a
+	// connection their member does not hold.
+	refused int
 	// base is the provider that answered the page ("" when unknown): a
 	// relative record_url of its hits is made absolute on it, since the
 	// merged answer has no one provider.
@@ -116,9 +117,13 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 				Message: "hybrid search returns one page and takes no cursor"}
 		}
 		st, err := c.decodeCursor(cur, qh)
+		if errors.Is(err, errExpiredCursor) {
+			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
+				Message: "cursor has expired: its positions are kept " + StoredCursorTTL.String() + " by the server that made it; search again without cursor"}
+		}
 		if err != nil {
 			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
-				Message: "cursor is not a next_cursor of this search; pass next_cursor exactly as returned, with the same arguments"}
+				Message: "cursor is not a next_cursor of this search by this package and principal; pass next_cursor exactly as returned, with the same arguments"}
 		}
 		for k := range st.Children {
 			ch := &st.Children[k]
@@ -157,6 +162,12 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 	}, func(ch *child) {
 		ch.page = readPage(ch.idx, states[c.members[ch.idx].GrantID], ch.resp.Body)
 		ch.page.base = ch.resp.BaseURL
+		if n := len(ch.page.next); n > MaxCursorBytes {
+			// A cut cursor would not work, and a whole one could never be
+			// passed back: the answer is unusable.
+			ch.page, ch.err = nil, &rs.TransportError{Code: rs.CodeInvalidResponse, Status: ch.resp.Status, RequestID: ch.resp.RequestID,
+				BaseURL: ch.resp.BaseURL, Err: fmt.Errorf("fanout: source %q answered a next_cursor of %d bytes, over the %d a cursor may have", c.members[ch.idx].GrantID, n, MaxCursorBytes)}
+		}
 	})
 
 	var warns []warning
@@ -180,6 +191,7 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 	warns = append(warns, c.unusableWarnings(failed)...)
 
 	hits := c.fuse(pages, limit)
+	warns = append(warns, c.refusedWarnings(pages)...)
 
 	hasMore := false
 	for _, p := range pages {
@@ -200,7 +212,7 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 	}
 	next := ""
 	var cs cursorState
-	cs.V, cs.Q = 1, qh
+	cs.V, cs.Q = cursorVersion, qh
 	for _, i := range order {
 		st := states[c.members[i].GrantID]
 		if st == nil || st.Done {
@@ -269,7 +281,8 @@ func readPage(idx int, st *childState, body []byte) *searchChild {
 	list.ForEach(func(_, h gjson.Result) bool {
 		if h.IsObject() {
 			if n >= st.Skip {
-				p.fresh = append(p.fresh, hitOf(h, st.Base+n))
+				hit, _ := evidence.ReadHit(h)
+				p.fresh = append(p.fresh, searchHit{Hit: hit, rank: st.Base + n})
 			}
 			n++
 		}
@@ -279,99 +292,60 @@ func readPage(idx int, st *childState, body []byte) *searchChild {
 	return p
 }
 
-// hitOf reads what ranking, de-duplication and tagging need from a hit, in
-// one pass over its members.
-func hitOf(h gjson.Result, rank int) searchHit {
-	s := searchHit{raw: h, rank: rank}
-	var recordKey, recordID, recordURL, id string
-	h.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "score":
-			switch {
-			case v.Type == gjson.Number:
-				s.score, s.kind = v.Num, "number"
-			case v.IsObject():
-				var kind, order string
-				var val gjson.Result
-				v.ForEach(func(k, v gjson.Result) bool {
-					switch k.Str {
-					case "kind":
-						kind = v.Str
-					case "order":
-						order = v.Str
-					case "value":
-						val = v
-					}
-					return true
-				})
-				if val.Type == gjson.Number {
-					s.score, s.kind, s.lower = val.Num, kind+"/"+order, order == "lower_is_better"
-				}
-			}
-			return true
-		}
-		if v.Type != gjson.String {
-			return true
-		}
-		switch k.Str {
-		case "connection_id":
-			s.conn = v.Str
-		case "connector_instance_id":
-			if s.alias == "" {
-				s.alias = v.Str
-			}
-		case "connector_key":
-			s.key = v.Str
-		case "connector_id":
-			s.connector = v.Str
-		case "display_name":
-			s.name = v.Str
-		case "stream":
-			s.stream = v.Str
-		case "record_key":
-			recordKey = v.Str
-		case "record_id":
-			recordID = v.Str
-		case "record_url":
-			recordURL = v.Str
-		case "id":
-			id = v.Str
-		}
-		return true
-	})
-	switch {
-	case recordKey != "":
-		s.record = recordKey
-	case recordID != "":
-		s.record = recordID
-	case recordURL != "":
-		s.record = recordURL
-	default:
-		s.record = id
-	}
-	return s
-}
-
 // before reports whether a (from child pa) ranks ahead of b (from child pb).
 func before(a, b *searchHit, pa, pb int) bool {
 	if a.rank != b.rank {
 		return a.rank < b.rank // 1/(60+r) falls with r
 	}
-	if a.kind != "" && a.kind == b.kind && a.score != b.score {
-		if a.lower {
-			return a.score < b.score
+	sa, sb := &a.Score, &b.Score
+	if sa.Kind != "" && sa.Kind == sb.Kind && sa.Value != sb.Value {
+		if sa.LowerIsBetter {
+			return sa.Value < sb.Value
 		}
-		return a.score > b.score
+		return sa.Value > sb.Value
 	}
 	return pa < pb
 }
 
-// hitKey identifies a record across children.
-func (c *Client) hitKey(idx int, h *searchHit) string {
+// Attribution: a member speaks only for itself. A hit that names a
+// connection its member does not hold (or, when the member's connections are
+// unknown, one another member holds) is refused: it is left out and counted
+// in a source_hits_refused warning, never shown as the other source's
+// record. Every hit that is kept names a connection its member holds, or
+// none, and then takes its member's own.
+
+// claims reports whether member idx may speak for connection conn.
+func (c *Client) claims(idx int, conn string) bool {
+	if conn == "" {
+		return true
+	}
 	m := &c.members[idx]
-	conn := firstOf(h.conn, h.alias, m.connectionID())
-	key := firstOf(h.key, h.connector, m.ConnectorKey)
-	return conn + "\x00" + key + "\x00" + h.stream + "\x00" + h.record
+	if len(m.ConnectionIDs) > 0 {
+		return m.hasConnection(conn)
+	}
+	for i := range c.members {
+		if i != idx && c.members[i].hasConnection(conn) {
+			return false
+		}
+	}
+	return true
+}
+
+// hitKey identifies a record across children: its connection (which the
+// member holds, see claims), connector, stream and key. A hit with no
+// connection of its own or of its member is keyed by its member's grant, so
+// only hits of the same member merge; a hit with no record key never merges.
+func (c *Client) hitKey(idx int, h *searchHit) string {
+	if h.RecordKey == "" {
+		return ""
+	}
+	m := &c.members[idx]
+	conn := firstOf(h.ConnectionID, m.connectionID())
+	if conn == "" {
+		conn = "\x01grant:" + m.GrantID
+	}
+	key := firstOf(h.ConnectorKey, m.ConnectorKey)
+	return conn + "\x00" + key + "\x00" + h.Stream + "\x00" + h.RecordKey
 }
 
 func firstOf(vs ...string) string {
@@ -409,8 +383,12 @@ func (c *Client) fuse(pages []*searchChild, limit int) []fused {
 		p := pages[best]
 		h := &p.fresh[p.taken]
 		p.taken++
+		if !c.claims(p.idx, h.ConnectionID) {
+			p.refused++
+			continue
+		}
 		key := c.hitKey(p.idx, h)
-		if seen[key] {
+		if key != "" && seen[key] {
 			continue
 		}
 		seen[key] = true
@@ -424,7 +402,7 @@ func (c *Client) searchBody(path string, hits []fused, pages []*searchChild, has
 	var b bytes.Buffer
 	size := 1024
 	for _, f := range hits {
-		size += len(f.hit.raw.Raw) + 160
+		size += len(f.hit.Raw.Raw) + 160
 	}
 	b.Grow(size)
 	b.WriteString(`{"object":"list","url":`)
@@ -452,23 +430,26 @@ func (c *Client) searchBody(path string, hits []fused, pages []*searchChild, has
 		m := &c.members[f.page.idx]
 		h := f.hit
 		var set []kv
-		conn := firstOf(h.conn, h.alias)
+		conn := h.ConnectionID
 		if conn == "" && m.connectionID() != "" {
 			conn = m.connectionID()
 			set = append(set, kv{"connection_id", jsonw.String(conn)})
 		}
-		key := h.key
+		key := ""
+		if h.NamesConnectorKey() {
+			key = h.ConnectorKey
+		}
 		if key == "" && m.ConnectorKey != "" {
 			key = m.ConnectorKey
 			set = append(set, kv{"connector_key", jsonw.String(key)})
 		}
-		name := h.name
+		name := h.DisplayName
 		if name == "" && m.DisplayName != "" {
 			name = m.DisplayName
 			set = append(set, kv{"display_name", jsonw.String(name)})
 		}
 		set = append(set, kv{"grant_id", jsonw.String(m.GrantID)})
-		appendMembers(&b, absoluteRecordURL(h.raw, f.page.base), set)
+		appendMembers(&b, absoluteRecordURL(h.Raw, f.page.base), set)
 		found := false
 		for j := range mixes {
 			if mixes[j].conn == conn && mixes[j].key == key {

@@ -12,14 +12,27 @@ import (
 // BenchmarkAggregateHosted is one aggregate tool call through the gateway,
 // on the direct path and (sdk) through the SDK's transport.
 func BenchmarkAggregateHosted(b *testing.B) {
-	b.Run("direct", func(b *testing.B) { benchAggregateHosted(b, false) })
-	b.Run("sdk", func(b *testing.B) { benchAggregateHosted(b, true) })
+	b.Run("direct", func(b *testing.B) { benchAggregateHosted(b, false, "2025-11-25") })
+	b.Run("sdk", func(b *testing.B) { benchAggregateHosted(b, true, "2025-11-25") })
+	b.Run("direct-2026-07-28", func(b *testing.B) { benchAggregateHosted(b, false, "2026-07-28") })
+	b.Run("sdk-2026-07-28", func(b *testing.B) { benchAggregateHosted(b, true, "2026-07-28") })
 }
 
-func benchAggregateHosted(b *testing.B, sdkOnly bool) {
+func benchAggregateHosted(b *testing.B, sdkOnly bool, version string) {
 	g := newGateway(b, gatewayOptions{mutate: func(o *Options) { o.DisableDirectCalls = sdkOnly }})
 	body := []byte(rpc(1, "tools/call", map[string]any{"name": "aggregate", "arguments": map[string]any{"stream": "messages", "metric": "count"}}))
+	if version == "2026-07-28" {
+		body = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"b","version":"0"}},` +
+			`"name":"aggregate","arguments":{"stream":"messages","metric":"count"}}}`)
+	}
 	tok := g.token(pdpptest.TokenClient)
+	var direct0 uint64
+	defer func() {
+		if n := g.h.directCalls.Load() - direct0; (n > 0) == sdkOnly {
+			b.Fatalf("the direct path answered %d calls (sdk only: %v)", n, sdkOnly)
+		}
+	}()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -27,13 +40,18 @@ func benchAggregateHosted(b *testing.B, sdkOnly bool) {
 			req.Header.Set("Authorization", "Bearer "+tok)
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			req.Header.Set("MCP-Protocol-Version", version)
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", "aggregate")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				b.Fatal(err)
 			}
-			io.Copy(io.Discard, resp.Body)
+			a, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			if resp.StatusCode != 200 || !bytes.Contains(a, []byte(`"result"`)) || bytes.Contains(a, []byte(`"isError":true`)) {
+				b.Errorf("answer %d: %.300s", resp.StatusCode, a)
+			}
 		}
 	})
 }

@@ -3,6 +3,7 @@ package hosted
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 
 // The direct path answers a plain tools/call without the SDK's transport.
@@ -20,16 +23,29 @@ import (
 // about nine times, each decode allocating a fresh 32 KB buffer; that was
 // most of the gateway's CPU per tool call. A tools/call whose headers and
 // body the SDK would pass to the tool unchanged is instead decoded once
-// here, run through the same tool handler and guard (server.Direct), and
-// answered with the bytes the SDK would send; TestDirectMatchesSDK holds the
-// two paths to identical responses. Anything else (initialize, lists,
-// protocol 2026-07-28, _meta, batches, notifications, unknown tools, odd
-// ids, any doubt) goes to the SDK.
+// here, run through the server's receiving middleware and tool handler
+// (server.Direct, which wraps the same middleware list the SDK runs), and
+// answered with the bytes the SDK would send. TestDirectMatchesSDK holds the
+// two paths to identical responses, for the SDK version named in
+// directProvenSDK. Anything else (initialize, lists, resources, batches,
+// notifications, unknown tools, odd ids, unknown _meta, any doubt) goes to
+// the SDK.
+
+// directProvenSDK is the go-sdk version TestDirectMatchesSDK proved the
+// direct path byte-identical against. The test fails when go.mod moves to
+// another version: the SDK's checks and encoding may have changed, so the
+// comparison must be re-run (and the cases re-read) before this is bumped.
+const directProvenSDK = "v1.8.0"
 
 // directVersions are the MCP-Protocol-Version values for which the SDK
 // dispatches a tools/call without header or _meta checks ("" is what it
 // assumes for a request without the header: 2025-03-26).
 var directVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// statelessVersion is the revision whose requests carry their protocol
+// version, client capabilities and identity in params._meta, and name their
+// method and tool in headers (Mcp-Method, Mcp-Name) that must match the body.
+const statelessVersion = "2026-07-28"
 
 // directCall is a tools/call the direct path may answer.
 type directCall struct {
@@ -37,13 +53,15 @@ type directCall struct {
 	rawID string
 	name  string
 	args  json.RawMessage
+	meta  json.RawMessage // params._meta, when present
 }
 
 // directEligible reports whether the headers of r let the SDK dispatch a
 // tools/call without further checks. open is whether the SDK's loopback
 // Host check is off for r.
 func directEligible(r *http.Request, open bool) bool {
-	if r.Method != http.MethodPost || !directVersions[r.Header.Get("MCP-Protocol-Version")] ||
+	v := r.Header.Get("MCP-Protocol-Version")
+	if r.Method != http.MethodPost || (!directVersions[v] && v != statelessVersion) ||
 		len(r.Header.Values("Last-Event-ID")) > 0 {
 		return false
 	}
@@ -142,7 +160,7 @@ func parseDirect(body []byte) (directCall, bool) {
 	if !ok || seen != [4]bool{true, true, true, true} {
 		return c, false
 	}
-	var name, args bool
+	var name, args, meta bool
 	params.ForEach(func(k, v gjson.Result) bool {
 		switch plainKey(k) {
 		case "name":
@@ -151,12 +169,69 @@ func parseDirect(body []byte) (directCall, bool) {
 		case "arguments":
 			ok = !args && v.IsObject()
 			args, c.args = true, json.RawMessage(v.Raw)
+		case "_meta":
+			ok = !meta && v.IsObject()
+			meta, c.meta = true, json.RawMessage(v.Raw)
 		default:
 			ok = false
 		}
 		return ok
 	})
 	return c, ok && name
+}
+
+// statelessMeta checks a 2026-07-28 call the way the SDK does before it
+// dispatches one (the version in the header and in _meta, the client
+// capabilities and identity, the method and tool headers) and returns its
+// _meta. It accepts only calls the SDK would dispatch unchanged; any doubt,
+// including a _meta key it does not know, leaves the call to the SDK.
+func statelessMeta(r *http.Request, c directCall) (mcp.Meta, bool) {
+	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != c.name || c.meta == nil {
+		return nil, false
+	}
+	ok := true
+	seen := map[string]bool{}
+	gjson.ParseBytes(c.meta).ForEach(func(k, v gjson.Result) bool {
+		key := plainKey(k)
+		switch key {
+		case mcp.MetaKeyProtocolVersion:
+			ok = v.Raw == `"`+statelessVersion+`"`
+		case mcp.MetaKeyClientCapabilities:
+			// The SDK refuses capabilities it cannot decode into its
+			// capability types; an empty object always decodes.
+			ok = v.IsObject() && (isEmptyObject(v.Raw) || json.Unmarshal([]byte(v.Raw), new(clientCaps)) == nil)
+		case mcp.MetaKeyClientInfo:
+			ok = v.IsObject() && json.Unmarshal([]byte(v.Raw), new(mcp.Implementation)) == nil
+		case mcp.MetaKeyLogLevel:
+			ok = v.Type == gjson.String
+		default:
+			ok = false
+		}
+		ok = ok && !seen[key]
+		seen[key] = true
+		return ok
+	})
+	if !ok || !seen[mcp.MetaKeyProtocolVersion] || !seen[mcp.MetaKeyClientCapabilities] {
+		return nil, false
+	}
+	var m mcp.Meta
+	if json.Unmarshal(c.meta, &m) != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// clientCaps is the shape the SDK decodes 2026-07-28 client capabilities
+// into (roots as a pointer over the older struct field). Its own accessors
+// (CallToolRequest.ClientCapabilities) would do, but each decode through
+// them allocates a 32 KB buffer, which was most of a direct call's memory.
+type clientCaps struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+}
+
+func isEmptyObject(raw string) bool {
+	return strings.TrimSpace(raw[1:len(raw)-1]) == ""
 }
 
 // plainKey is k's name when it is written without escapes, else "".
@@ -210,18 +285,48 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 	if !ok {
 		return false
 	}
+	stateless := r.Header.Get("MCP-Protocol-Version") == statelessVersion
+	var meta mcp.Meta
+	if stateless {
+		if meta, ok = statelessMeta(r, call); !ok {
+			return false
+		}
+	} else if call.meta != nil {
+		// Older revisions: _meta may carry a protocol version that
+		// switches the SDK to the stateless rules; leave it to the SDK.
+		return false
+	}
 	b := h.builtFor(st)
 	if b == nil || !b.direct.Has(call.name) {
 		return false
 	}
-	res, err := b.direct.CallTool(r.Context(), &mcp.CallToolRequest{
-		Params: &mcp.CallToolParamsRaw{Name: call.name, Arguments: call.args},
+	res, result, err := b.direct.Call(r.Context(), &mcp.CallToolRequest{
+		Params: &mcp.CallToolParamsRaw{Meta: meta, Name: call.name, Arguments: call.args},
 		Extra:  &mcp.RequestExtra{Header: r.Header},
 	})
 	var data []byte
 	if err == nil {
-		var result []byte
-		if result, err = marshalNoEscape(res); err == nil {
+		if stateless {
+			// What the SDK adds to every 2026-07-28 result: the server's
+			// identity in _meta, and resultType, which its encoder writes
+			// after the result's own fields.
+			c := *res
+			c.Meta = maps.Clone(res.Meta)
+			if c.Meta == nil {
+				c.Meta = mcp.Meta{}
+			}
+			if _, ok := c.Meta[mcp.MetaKeyServerInfo]; !ok {
+				c.Meta[mcp.MetaKeyServerInfo] = b.direct.ServerInfo()
+			}
+			res = &c
+		}
+		if result == nil || stateless {
+			result, err = server.EncodeToolResult(res)
+		}
+		if err == nil && stateless {
+			result = append(result[:len(result)-1], `,"resultType":"complete"}`...)
+		}
+		if err == nil {
 			// What the SDK's encoder writes for a result, without
 			// encoding the result a second time.
 			data = make([]byte, 0, len(result)+len(call.rawID)+32)
@@ -246,16 +351,4 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(data)
 	return true
-}
-
-// marshalNoEscape encodes v as the SDK encodes results: without HTML
-// escaping and without the encoder's trailing newline.
-func marshalNoEscape(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

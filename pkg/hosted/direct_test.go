@@ -3,6 +3,7 @@ package hosted
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +18,12 @@ import (
 // must have answered it, so the comparison cannot pass by both gateways
 // taking the SDK's way.
 func TestDirectMatchesSDK(t *testing.T) {
+	// The comparison below proves the direct path for one SDK version.
+	if got := sdkVersion(t); got != directProvenSDK {
+		t.Fatalf("go-sdk is %s, but the direct path was proven byte-identical against %s: re-run this comparison, "+
+			"re-read the SDK's stateless POST handling (header, _meta and dispatch rules) for changes the cases do not cover, "+
+			"then set directProvenSDK to %s", got, directProvenSDK, got)
+	}
 	d := pdpptest.New(t, pdpptest.Options{})
 	direct := newGateway(t, gatewayOptions{double: d})
 	sdk := newGateway(t, gatewayOptions{double: d, mutate: func(o *Options) { o.DisableDirectCalls = true }})
@@ -27,6 +34,14 @@ func TestDirectMatchesSDK(t *testing.T) {
 	}
 	agg := call("aggregate", map[string]any{"stream": "messages", "metric": "count"})
 	v := func(ver string) map[string]string { return map[string]string{"MCP-Protocol-Version": ver} }
+	const aggArgs = `{"stream":"messages","metric":"count"}`
+	const meta26 = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	h26 := func(name string) map[string]string {
+		return map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
+	}
+	call26 := func(name, args, meta string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":` + meta + `,"name":"` + name + `","arguments":` + args + `}}`
+	}
 	cases := []struct {
 		name   string
 		r      req
@@ -58,6 +73,12 @@ func TestDirectMatchesSDK(t *testing.T) {
 		{"html in arguments", req{body: call("aggregate", map[string]any{"stream": "<b>&</b>x", "metric": "count"})}, true},
 		{"accept */*", req{header: map[string]string{"Accept": "*/*"}, body: agg}, true},
 		{"content type with charset", req{header: map[string]string{"Content-Type": "application/json; charset=utf-8"}, body: agg}, true},
+		{"2026-07-28", req{header: h26("aggregate"), body: call26("aggregate", aggArgs, meta26)}, true},
+		{"2026-07-28 with client info and log level", req{header: h26("aggregate"), body: call26("aggregate", aggArgs, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/logLevel":"debug"}`)}, true},
+		{"2026-07-28 query_records, a large answer", req{header: h26("query_records"), body: call26("query_records", `{"stream":"messages","limit":50}`, meta26)}, true},
+		{"2026-07-28 html in arguments", req{header: h26("aggregate"), body: call26("aggregate", `{"stream":"<b>&</b>x","metric":"count"}`, meta26)}, true},
+		{"2026-07-28 tool error", req{header: h26("aggregate"), body: call26("aggregate", `{}`, meta26)}, true},
+		{"2026-07-28 string id", req{header: h26("schema"), body: strings.Replace(call26("schema", `{}`, meta26), `"id":7`, `"id":"s-1"`, 1)}, true},
 		{"Mcp-Method header on an old revision", req{header: map[string]string{"MCP-Protocol-Version": "2025-11-25", "Mcp-Method": "tools/list"}, body: agg}, true},
 
 		// Left to the SDK.
@@ -82,7 +103,20 @@ func TestDirectMatchesSDK(t *testing.T) {
 		{"tools/list", req{body: rpc(1, "tools/list", map[string]any{})}, false},
 		{"batch", req{header: v("2025-03-26"), body: "[" + agg + "]"}, false},
 		{"not JSON", req{body: `{"jsonrpc":"2.0",`}, false},
-		{"2026-07-28", req{header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "aggregate"}, body: agg}, false},
+		{"2026-07-28 without _meta", req{header: h26("aggregate"), body: agg}, false},
+		{"2026-07-28 _meta on an old revision", req{header: v("2025-11-25"), body: call26("aggregate", aggArgs, meta26)}, false},
+		{"2026-07-28 without Mcp-Method", req{header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Name": "aggregate"}, body: call26("aggregate", aggArgs, meta26)}, false},
+		{"2026-07-28 Mcp-Method mismatch", req{header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list", "Mcp-Name": "aggregate"}, body: call26("aggregate", aggArgs, meta26)}, false},
+		{"2026-07-28 Mcp-Name mismatch", req{header: h26("schema"), body: call26("aggregate", aggArgs, meta26)}, false},
+		{"2026-07-28 without Mcp-Name", req{header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}, body: call26("aggregate", aggArgs, meta26)}, false},
+		{"2026-07-28 _meta version mismatch", req{header: h26("aggregate"), body: call26("aggregate", aggArgs, `{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}`)}, false},
+		{"2026-07-28 no capabilities", req{header: h26("aggregate"), body: call26("aggregate", aggArgs, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`)}, false},
+		{"2026-07-28 capabilities of the wrong shape", req{header: h26("aggregate"), body: call26("aggregate", aggArgs, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":"yes"}}}`)}, false},
+		{"2026-07-28 client info of the wrong shape", req{header: h26("aggregate"), body: call26("aggregate", aggArgs, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":5}}`)}, false},
+		{"2026-07-28 progress token", req{header: h26("aggregate"), body: call26("aggregate", aggArgs, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}`)}, false},
+		{"2026-07-28 duplicate _meta key", req{header: h26("aggregate"), body: call26("aggregate", aggArgs, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientCapabilities":{}}`)}, false},
+		{"2026-07-28 unknown tool", req{header: h26("nope"), body: call26("nope", `{}`, meta26)}, false},
+		{"2026-07-28 later revision", req{header: map[string]string{"MCP-Protocol-Version": "2027-01-01", "Mcp-Method": "tools/call", "Mcp-Name": "aggregate"}, body: call26("aggregate", aggArgs, strings.ReplaceAll(meta26, "2026-07-28", "2027-01-01"))}, false},
 		{"unsupported version", req{header: v("1999-01-01"), body: agg}, false},
 		{"Last-Event-ID", req{header: map[string]string{"Last-Event-ID": "1"}, body: agg}, false},
 		{"accept json only", req{header: map[string]string{"Accept": "application/json"}, body: agg}, false},
@@ -134,3 +168,21 @@ func wireForm(t *testing.T, g *gateway, r req) string {
 }
 
 var rsRequestID = regexp.MustCompile(`req_[0-9a-f]{16}`)
+
+// sdkVersion is the go-sdk version go.mod requires (test binaries carry no
+// dependency list in their build information).
+func sdkVersion(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatalf("read go.mod: %v", err)
+	}
+	m := sdkRequire.FindAllSubmatch(b, -1)
+	if len(m) != 1 || bytes.Contains(b, []byte("=> github.com/modelcontextprotocol/go-sdk")) ||
+		regexp.MustCompile(`(?m)^\s*(replace\s+)?github.com/modelcontextprotocol/go-sdk\S*\s*=>`).Match(b) {
+		t.Fatalf("go.mod must require github.com/modelcontextprotocol/go-sdk once, without a replace directive")
+	}
+	return string(m[0][1])
+}
+
+var sdkRequire = regexp.MustCompile(`(?m)^\s*(?:require\s+)?github\.com/modelcontextprotocol/go-sdk\s+(v\S+)`)

@@ -77,6 +77,19 @@ func FanoutResolver(o FanoutOptions) (PackageResolver, error) {
 			members = append(members, m)
 		}
 		return fanout.New(fanout.Options{Members: members, ChildTimeout: o.ChildTimeout, CursorKey: o.CursorKey,
-			PackageID: pkgID, Logger: o.Logger})
+			PackageID: pkgID, Principal: cursorPrincipal(p), Logger: o.Logger})
 	}, nil
+}
+
+// cursorPrincipal is who a package's search cursors are bound to: the client
+// and person the bearer was issued to, which outlive one token; the token
+// itself when introspection names neither.
+func cursorPrincipal(p *Principal) string {
+	if p == nil {
+		return ""
+	}
+	if p.ClientID == "" && p.SubjectID == "" {
+		return "token:" + p.TokenHash
+	}
+	return "client:" + p.ClientID + "\x00subject:" + p.SubjectID
 }

@@ -321,8 +321,9 @@ func looksJSON(b []byte) bool {
 
 // checkEnvelope says what is wrong with a valid JSON 200 body for route, or
 // "" when its shape is the route's: every read route answers an object with
-// at least one member, list routes carry a data array, and a record's data
-// is an object.
+// at least one member, list routes carry a data array of objects, a
+// record's data is an object, and the identifiers and continuation handles
+// a client passes back are within their bounds (MaxNameBytes and so on).
 func checkEnvelope(route Route, body []byte, compat bool) string {
 	if route == RouteOther {
 		return ""
@@ -331,21 +332,120 @@ func checkEnvelope(route Route, body []byte, compat bool) string {
 	if !root.IsObject() {
 		return "JSON that is not an object"
 	}
+	var data, meta gjson.Result
 	empty := true
-	root.ForEach(func(_, _ gjson.Result) bool { empty = false; return false })
-	if empty {
+	why := ""
+	root.ForEach(func(k, v gjson.Result) bool {
+		empty = false
+		switch k.Str {
+		case "data":
+			if !data.Exists() {
+				data = v
+			}
+		case "meta":
+			if !meta.Exists() {
+				meta = v
+			}
+		case "next_cursor", "next_changes_since":
+			why = overLong("", k.Str, v, MaxHandleBytes)
+		}
+		return why == ""
+	})
+	switch {
+	case empty:
 		return "an empty object"
+	case why != "":
+		return why
 	}
-	data := root.Get("data")
+	if meta.IsObject() {
+		for _, k := range [...]string{"next_cursor", "next_changes_since"} {
+			if why := overLong("meta", k, meta.Get(k), MaxHandleBytes); why != "" {
+				return why
+			}
+		}
+	}
+	rows := data
 	switch {
 	case compat && route.search() && data.IsObject() && (data.Get("results").IsArray() || data.Get("data").IsArray()):
-		return ""
+		if rows = data.Get("results"); !rows.IsArray() {
+			rows = data.Get("data")
+		}
+		if why := overLong("data", "next_cursor", data.Get("next_cursor"), MaxHandleBytes); why != "" {
+			return why
+		}
 	case route.listEnvelope() && !data.IsArray():
 		return "an object whose data is not an array"
 	case route == RouteRecord && data.Exists() && !data.IsObject():
 		return "a record whose data is not an object"
+	case route == RouteRecord:
+		return checkIdentifiers("the record's", root)
+	}
+	if !route.listEnvelope() {
+		return ""
+	}
+	n := 0
+	rows.ForEach(func(_, row gjson.Result) bool {
+		switch {
+		case !row.IsObject():
+			why = fmt.Sprintf("a list whose data[%d] is %s, not an object", n, jsonKind(row))
+		case route != RouteStreams && len(row.Raw) > MaxNameBytes:
+			// A shorter row cannot hold an identifier over its bound.
+			if why = checkIdentifiers("", row); why != "" {
+				// Named only once found: no string is built per row.
+				why = checkIdentifiers("data["+strconv.Itoa(n)+"]", row)
+			}
+		}
+		n++
+		return why == ""
+	})
+	return why
+}
+
+// checkIdentifiers bounds the identifiers of a record or search hit; what
+// prefixes their names in the answer.
+func checkIdentifiers(what string, row gjson.Result) string {
+	why := ""
+	row.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id", "record_key", "record_id":
+			why = overLong(what, k.Str, v, MaxRecordKeyBytes)
+		case "connection_id", "connector_instance_id", "stream", "stream_name":
+			why = overLong(what, k.Str, v, MaxNameBytes)
+		}
+		return why == ""
+	})
+	return why
+}
+
+// overLong says when v, member name of what, is a string longer than limit
+// bytes.
+func overLong(what, name string, v gjson.Result, limit int) string {
+	// The raw JSON is at least as long as the string it spells, and at most
+	// six times as long: measure only what might be over.
+	if v.Type != gjson.String || len(v.Raw) <= limit {
+		return ""
+	}
+	if n := len(v.Str); n > limit {
+		if what != "" {
+			name = what + "." + name
+		}
+		return fmt.Sprintf("a %s of %d bytes (at most %d can be passed back)", name, n, limit)
 	}
 	return ""
+}
+
+func jsonKind(v gjson.Result) string {
+	switch v.Type {
+	case gjson.Null:
+		return "null"
+	case gjson.False, gjson.True:
+		return "a boolean"
+	case gjson.Number:
+		return "a number"
+	case gjson.String:
+		return "a string"
+	}
+	return "an array"
 }
 
 // failure classifies an error from sending the request or reading the body.

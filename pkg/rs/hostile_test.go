@@ -251,6 +251,10 @@ func TestHostileEnvelopes(t *testing.T) {
 		{"data is a string on search", rs.Path("v1", "search"), `{"data":"oops"}`},
 		{"record data not an object", record, `{"object":"record","id":"r1","data":"oops"}`},
 		{"null on a record", record, `null`},
+		{"records that are not objects", recordsPath, `{"object":"list","data":[1,"two",null]}`},
+		{"one record that is not an object", recordsPath, `{"object":"list","data":[{"id":"a"},[]]}`},
+		{"search hit that is not an object", rs.Path("v1", "search"), `{"object":"list","data":[{"record_key":"a"},"b"]}`},
+		{"stream row that is not an object", rs.Path("v1", "streams"), `{"object":"list","data":[true]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,6 +263,47 @@ func TestHostileEnvelopes(t *testing.T) {
 			var tr *rs.TransportError
 			if !errors.As(err, &tr) || tr.Code != rs.CodeInvalidResponse {
 				t.Fatalf("Get = %+v, %v; want %s", resp, err, rs.CodeInvalidResponse)
+			}
+		})
+	}
+}
+
+// Identifiers and continuation handles are bounded by what a client can pass
+// back: at the bound an answer is served, one byte over it is
+// rs_invalid_response (never cut: a cut cursor or id is unusable).
+func TestHostileBoundsOnHandedOutValues(t *testing.T) {
+	record := rs.Path("v1", "streams", "messages", "records", "r1")
+	search := rs.Path("v1", "search")
+	str := func(n int) string { return `"` + strings.Repeat("k", n) + `"` }
+	for _, tt := range []struct {
+		name, path string
+		body       func(n int) string
+		limit      int
+	}{
+		{"record_key of a hit", search, func(n int) string { return `{"object":"list","data":[{"stream":"s","record_key":` + str(n) + `}]}` }, rs.MaxRecordKeyBytes},
+		{"id of a listed record", recordsPath, func(n int) string { return `{"object":"list","data":[{"id":` + str(n) + `,"data":{}}]}` }, rs.MaxRecordKeyBytes},
+		{"id of a record", record, func(n int) string { return `{"object":"record","id":` + str(n) + `,"data":{}}` }, rs.MaxRecordKeyBytes},
+		{"connection_id of a hit", search, func(n int) string {
+			return `{"object":"list","data":[{"record_key":"a","connection_id":` + str(n) + `}]}`
+		}, rs.MaxNameBytes},
+		{"stream of a record", recordsPath, func(n int) string { return `{"object":"list","data":[{"id":"a","stream":` + str(n) + `}]}` }, rs.MaxNameBytes},
+		{"next_cursor of a page", recordsPath, func(n int) string { return `{"object":"list","data":[],"next_cursor":` + str(n) + `}` }, rs.MaxHandleBytes},
+		{"next_cursor of a search", search, func(n int) string { return `{"object":"list","data":[],"has_more":true,"next_cursor":` + str(n) + `}` }, rs.MaxHandleBytes},
+		{"meta.next_changes_since", recordsPath, func(n int) string { return `{"object":"list","data":[],"meta":{"next_changes_since":` + str(n) + `}}` }, rs.MaxHandleBytes},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := hostile(t, answer(200, []byte(tt.body(tt.limit))), nil)
+			if _, err := c.Get(context.Background(), tt.path, nil); err != nil {
+				t.Fatalf("at the bound (%d bytes): %v", tt.limit, err)
+			}
+			c = hostile(t, answer(200, []byte(tt.body(tt.limit+1))), nil)
+			_, err := c.Get(context.Background(), tt.path, nil)
+			var tr *rs.TransportError
+			if !errors.As(err, &tr) || tr.Code != rs.CodeInvalidResponse {
+				t.Fatalf("one byte over: %v; want %s", err, rs.CodeInvalidResponse)
+			}
+			if msg := err.Error(); len(msg) > 1024 || !strings.Contains(msg, "can be passed back") {
+				t.Errorf("message (%d bytes) does not say why, briefly: %.300s", len(msg), msg)
 			}
 		})
 	}
@@ -367,7 +412,7 @@ func TestHostileRetryAfter(t *testing.T) {
 // TestHostileBudget shows that bodies held under a lease count against the
 // budget until the lease ends: a second read waits, then fails rs_busy.
 func TestHostileBudget(t *testing.T) {
-	body := []byte(`{"object":"list","has_more":false,"data":["` + strings.Repeat("x", 1<<20) + `"]}`)
+	body := []byte(`{"object":"list","has_more":false,"data":[{"t":"` + strings.Repeat("x", 1<<20) + `"}]}`)
 	budget := rs.NewBudget(int64(len(body))+1024, 50*time.Millisecond)
 	c := hostile(t, answer(200, body), func(o *rs.Options) { o.Budget = budget })
 
@@ -390,7 +435,7 @@ func TestHostileBudget(t *testing.T) {
 // through a budget that holds two: every call is answered, none fails.
 func TestHostileConcurrentMaximumAnswers(t *testing.T) {
 	const size = 2 << 20
-	body := []byte(`{"object":"list","has_more":false,"data":["` + strings.Repeat("x", size-64) + `"]}`)
+	body := []byte(`{"object":"list","has_more":false,"data":[{"t":"` + strings.Repeat("x", size-64) + `"}]}`)
 	budget := rs.NewBudget(2*size, 30*time.Second)
 	c := hostile(t, answer(200, body), func(o *rs.Options) { o.Budget = budget; o.MaxBodyBytes = size })
 	var wg sync.WaitGroup

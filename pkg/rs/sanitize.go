@@ -39,6 +39,22 @@ const (
 	maxErrorObject = 16 << 10
 )
 
+// Bounds on what a read answer hands a client to pass back: every one must
+// fit the argument a client sends it in, so an answer whose identifiers or
+// continuation handles are longer is refused as rs_invalid_response rather
+// than cut (a cut cursor or id is unusable) or shown whole (one of them could
+// fill the model's context). A record id built from the longest parts still
+// fits MaxHandleBytes, even as a pdpp://record/ handle.
+const (
+	// MaxNameBytes bounds a connection_id or stream name in an answer.
+	MaxNameBytes = 256
+	// MaxRecordKeyBytes bounds a record's key (a record's id, a search
+	// hit's record_key).
+	MaxRecordKeyBytes = 512
+	// MaxHandleBytes bounds next_cursor and next_changes_since.
+	MaxHandleBytes = 4096
+)
+
 // ErrTooDeep is returned by CheckDepth for a body nested deeper than allowed.
 var ErrTooDeep = errors.New("JSON nested too deeply")
 

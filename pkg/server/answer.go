@@ -25,21 +25,51 @@ const leaseGrace = 30 * time.Second
 // JSON nested past encoding/json's limit), which leaves the client waiting
 // forever; a handler panic would end the session. Both become error results
 // here. A tool result's structuredContent is encoded here to find out, and
-// the encoding is what the SDK then sends.
+// the result leaves with its whole wire form (encodedResult), which the SDK
+// then sends as it is.
 func answer(log *slog.Logger) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" && method != "resources/read" {
 				return next(ctx, method, req)
 			}
-			return guard(ctx, log, method, func(ctx context.Context) (mcp.Result, error) { return next(ctx, method, req) })
+			return guard(ctx, log, method, selfEncoding(req), func(ctx context.Context) (mcp.Result, error) { return next(ctx, method, req) })
 		}
 	}
 }
 
+// selfEncoding reports whether a tool result of req may leave the guard as
+// an encodedResult. The SDK adds fields to the results of requests of the
+// stateless revision (those with a protocol version in _meta) after the
+// middleware returns; such results leave as they are.
+func selfEncoding(req mcp.Request) bool {
+	if !selfEncode {
+		return false
+	}
+	r, ok := req.(*mcp.CallToolRequest)
+	if !ok || r.Params == nil {
+		return false
+	}
+	_, stateless := r.Params.Meta[mcp.MetaKeyProtocolVersion]
+	return !stateless
+}
+
+// selfEncode turns encodedResult on; a test turns it off to compare.
+var selfEncode = true
+
+// encodedResult is a tool result that carries its own wire form, so the
+// SDK's encoder copies (and checks) the bytes instead of encoding the
+// result again. Everything else sees the embedded result.
+type encodedResult struct {
+	*mcp.CallToolResult
+	wire []byte
+}
+
+func (e *encodedResult) MarshalJSON() ([]byte, error) { return e.wire, nil }
+
 // guard runs one data-bearing request for answer and for Direct: the RS
 // lease, the panic guard and the encoding check.
-func guard(ctx context.Context, log *slog.Logger, method string, next func(context.Context) (mcp.Result, error)) (res mcp.Result, err error) {
+func guard(ctx context.Context, log *slog.Logger, method string, encode bool, next func(context.Context) (mcp.Result, error)) (res mcp.Result, err error) {
 	lctx, release := rs.WithLease(ctx)
 	// The request's context ends once the answer is written (the SDK
 	// cancels it; an HTTP request's ends with its handler): only then are
@@ -67,15 +97,22 @@ func guard(ctx context.Context, log *slog.Logger, method string, next func(conte
 	// encoding is kept, so the SDK copies bytes instead of walking the
 	// value a second time.
 	tr, ok := res.(*mcp.CallToolResult)
-	if !ok || tr.StructuredContent == nil {
+	if !ok || tr == nil {
 		return res, nil
 	}
-	b, mErr := json.Marshal(tr.StructuredContent)
-	if mErr != nil {
-		log.Warn("result could not be encoded; answering an error instead", "method", method, "error", mErr)
-		return failed(method, "the result could not be encoded as JSON ("+mErr.Error()+")")
+	if tr.StructuredContent != nil {
+		b, mErr := json.Marshal(tr.StructuredContent)
+		if mErr != nil {
+			log.Warn("result could not be encoded; answering an error instead", "method", method, "error", mErr)
+			return failed(method, "the result could not be encoded as JSON ("+mErr.Error()+")")
+		}
+		tr.StructuredContent = json.RawMessage(b)
 	}
-	tr.StructuredContent = json.RawMessage(b)
+	if encode {
+		if wire, ok := appendToolResult(nil, tr); ok {
+			return &encodedResult{tr, wire}, nil
+		}
+	}
 	return tr, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 )
 
@@ -55,6 +56,10 @@ type lineConn struct {
 	empty    chan struct{}    // closed while pending == 0
 	initID   int64            // private id of initialize, 0 when none
 	version  string           // negotiated protocol revision
+
+	// direct answers plain tool calls without the SDK's session; nil
+	// sends every request to the SDK.
+	direct *Direct
 }
 
 // call is one client request in flight.
@@ -63,6 +68,9 @@ type call struct {
 	key       string
 	batch     *batch
 	cancelled bool
+	// cancel ends the context of a call answered directly; nil for the
+	// SDK's calls, which the SDK cancels.
+	cancel context.CancelFunc
 }
 
 // batch collects the answers to one inbound batch; it is written as one
@@ -72,10 +80,11 @@ type batch struct {
 	answers [][]byte
 }
 
-func newLineConn(in io.Reader, out io.Writer, maxLine int, log *slog.Logger) *lineConn {
+func newLineConn(in io.Reader, out io.Writer, maxLine int, log *slog.Logger, direct *Direct) *lineConn {
 	c := &lineConn{
 		in:       in,
 		out:      out,
+		direct:   direct,
 		filter:   lineFilter{maxDepth: maxDepth},
 		log:      log,
 		incoming: make(chan jsonrpc.Message),
@@ -335,9 +344,14 @@ func (c *lineConn) decode(m gjson.Result, b *batch) (jsonrpc.Message, *lineError
 	if _, dup := c.byClient[key]; dup {
 		return nil, &lineError{jsonrpc.CodeInvalidRequest, "Invalid request: the id is already used by a request in flight"}
 	}
+	var dc *mcp.CallToolRequest
+	if b == nil && method.Str == "tools/call" {
+		dc = c.directCallLocked(params)
+	}
 	c.next++
 	p := c.next
-	c.calls[p] = &call{id: []byte(id.Raw), key: key, batch: b}
+	cl := &call{id: []byte(id.Raw), key: key, batch: b}
+	c.calls[p] = cl
 	c.byClient[key] = p
 	if b != nil {
 		b.waiting++
@@ -349,7 +363,74 @@ func (c *lineConn) decode(m gjson.Result, b *batch) (jsonrpc.Message, *lineError
 	if method.Str == "initialize" {
 		c.initID = p
 	}
+	if dc != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		cl.cancel = cancel
+		go c.answerDirect(ctx, cancel, p, dc)
+		return nil, nil
+	}
 	return &jsonrpc.Request{ID: intID(p), Method: method.Str, Params: params}, nil
+}
+
+// directCallLocked returns the request for a tools/call the direct path
+// may answer, or nil. It takes what the SDK would dispatch without a look
+// of its own: a session initialised at a revision before 2026-07-28 (whose
+// requests carry their own _meta rules) and params of exactly a plain tool
+// name and an arguments object, each once; anything else (_meta, a
+// progress token, an unknown tool) goes to the SDK. c.mu is held.
+func (c *lineConn) directCallLocked(params json.RawMessage) *mcp.CallToolRequest {
+	if c.direct == nil || c.version == "" || c.version >= "2026-07-28" || len(params) == 0 || params[0] != '{' {
+		return nil
+	}
+	var name, args gjson.Result
+	ok := true
+	gjson.ParseBytes(params).ForEach(func(k, v gjson.Result) bool {
+		plain := len(k.Raw) == len(k.Str)+2
+		switch {
+		case plain && k.Str == "name" && !name.Exists():
+			name = v
+			ok = v.Type == gjson.String && len(v.Raw) == len(v.Str)+2
+		case plain && k.Str == "arguments" && !args.Exists():
+			args = v
+			ok = v.IsObject()
+		default:
+			ok = false
+		}
+		return ok
+	})
+	if !ok || !name.Exists() || !c.direct.Has(name.Str) {
+		return nil
+	}
+	p := &mcp.CallToolParamsRaw{Name: name.Str}
+	if args.Exists() {
+		p.Arguments = json.RawMessage(args.Raw)
+	}
+	return &mcp.CallToolRequest{Params: p}
+}
+
+// answerDirect runs one direct call and writes its answer as the SDK's
+// would be written: Write does the accounting, the cancellation rule and
+// the framing for both.
+func (c *lineConn) answerDirect(ctx context.Context, cancel context.CancelFunc, p int64, req *mcp.CallToolRequest) {
+	defer cancel()
+	resp := &jsonrpc.Response{ID: intID(p)}
+	res, wire, err := c.direct.Call(ctx, req)
+	if err == nil && wire == nil {
+		wire, err = EncodeToolResult(res)
+	}
+	if err != nil {
+		resp.Error = err
+	} else {
+		resp.Result = wire
+	}
+	select {
+	case <-c.closed:
+		return // the session is over; the SDK would not answer either
+	default:
+	}
+	if err := c.Write(ctx, resp); err != nil {
+		c.log.Debug("could not write a direct answer", "error", err)
+	}
 }
 
 // notification passes a notification on; a cancellation is translated to
@@ -365,13 +446,20 @@ func (c *lineConn) notification(method string, params json.RawMessage) (jsonrpc.
 	}
 	c.mu.Lock()
 	p, ok := c.byClient[idKey(rid)]
+	var cancel context.CancelFunc
 	if ok {
-		if cl := c.calls[p]; !cl.cancelled {
+		cl := c.calls[p]
+		if !cl.cancelled {
 			cl.cancelled = true
 			c.doneLocked()
 		}
+		cancel = cl.cancel
 	}
 	c.mu.Unlock()
+	if cancel != nil {
+		cancel() // a direct call: the SDK does not know it
+		return nil, nil
+	}
 	if !ok {
 		return nil, nil
 	}
@@ -504,16 +592,43 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 // private id. An answer that cannot be encoded becomes an internal error,
 // so the request is still answered and the session goes on.
 func (c *lineConn) encodeAnswer(resp *jsonrpc.Response, p int64, id []byte) []byte {
+	if resp.Error == nil && len(resp.Result) > 0 {
+		// The SDK encoded the result already (compact, without HTML
+		// escaping), and encoding the response again would only scan and
+		// copy those bytes once more: frame them as EncodeMessage does.
+		if !utf8.Valid(resp.Result) {
+			return c.unencodable(resp, p, id, errors.New("invalid UTF-8"))
+		}
+		out := make([]byte, 0, len(resp.Result)+len(id)+33) // and the newline
+		out = append(out, `{"jsonrpc":"2.0","id":`...)
+		out = append(out, id...)
+		out = append(out, `,"result":`...)
+		out = append(out, resp.Result...)
+		return append(out, '}')
+	}
 	b, err := jsonrpc.EncodeMessage(resp)
 	if err == nil && !utf8.Valid(b) {
 		err = errors.New("invalid UTF-8")
 	}
 	if err != nil {
-		c.log.Error("an answer could not be encoded; sending an internal error instead", "error", err)
-		b, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{
-			Code: jsonrpc.CodeInternalError, Message: "Internal error: the answer could not be encoded",
-		}})
+		return c.unencodable(resp, p, id, err)
 	}
+	return withClientID(b, p, id)
+}
+
+// unencodable is the internal error sent for an answer that cannot be sent
+// as it is.
+func (c *lineConn) unencodable(resp *jsonrpc.Response, p int64, id []byte, err error) []byte {
+	c.log.Error("an answer could not be encoded; sending an internal error instead", "error", err)
+	b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{
+		Code: jsonrpc.CodeInternalError, Message: "Internal error: the answer could not be encoded",
+	}})
+	return withClientID(b, p, id)
+}
+
+// withClientID swaps the client's id bytes in for the private id p in an
+// encoded answer.
+func withClientID(b []byte, p int64, id []byte) []byte {
 	// The SDK writes {"jsonrpc":"2.0","id":<p>,…}; swap in the client's id.
 	prefix := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(p, 10) + `,`
 	if !bytes.HasPrefix(b, []byte(prefix)) {
@@ -537,10 +652,10 @@ func (c *lineConn) writeLine(b []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	// One write per line, newline included, so a reader never sees half a
-	// message interleaved with another.
-	buf := make([]byte, 0, len(b)+1)
-	buf = append(append(buf, b...), '\n')
-	_, err := c.out.Write(buf)
+	// message interleaved with another. Every caller hands over a line it
+	// built for this write and does not keep, so the newline may go in
+	// its spare capacity.
+	_, err := c.out.Write(append(b, '\n'))
 	return err
 }
 

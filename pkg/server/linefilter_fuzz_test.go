@@ -33,7 +33,7 @@ func FuzzLineFilter(f *testing.F) {
 			t.Skip("one line at a time")
 		}
 		var out testlog.Buffer
-		c := newLineConn(strings.NewReader(""), &out, 1<<16, slog.New(slog.DiscardHandler))
+		c := newLineConn(strings.NewReader(""), &out, 1<<16, slog.New(slog.DiscardHandler), nil)
 		if batches {
 			c.version = "2025-03-26"
 		}

@@ -87,6 +87,11 @@ type Options struct {
 	// 0 means tools.DefaultFetchTextChars (16,384). Longer text is cut and
 	// its continuation named in the document's metadata.
 	FetchTextChars int
+	// Middleware runs around every request the server receives, inside
+	// the server's own guards, on the SDK's path and on Direct's alike. A
+	// middleware must not rely on the request's session: Direct's requests
+	// have none.
+	Middleware []mcp.Middleware
 }
 
 // New returns an MCP server with the PDPP tools registered. It performs no
@@ -124,12 +129,13 @@ func NewWithDirect(o Options) (*mcp.Server, *Direct) {
 		CredentialKey:  o.CredentialKey,
 		FetchTextChars: o.FetchTextChars,
 	}
-	s := mcp.NewServer(&mcp.Implementation{
+	impl := &mcp.Implementation{
 		Name:    name,
 		Title:   "PDPP",
 		Version: version,
 		Icons:   icons,
-	}, &mcp.ServerOptions{
+	}
+	s := mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       SDKLogger(logger),
 		// Explicit: tools, resource templates (with completion of stream
@@ -146,8 +152,18 @@ func NewWithDirect(o Options) (*mcp.Server, *Direct) {
 		CompletionHandler: tools.Completion(env),
 		SetCacheable:      setCacheable,
 	})
-	s.AddReceivingMiddleware(answer(logger), checkResourceURI)
-	return s, &Direct{log: logger, handlers: tools.Register(s, env)}
+	mw := receiving(logger, o.Middleware)
+	s.AddReceivingMiddleware(mw...)
+	return s, newDirect(impl, tools.Register(s, env), mw)
+}
+
+// receiving is the one list of what runs around every request the server
+// receives, whichever path decoded it: the SDK's session, or Direct (which
+// wraps its calls in the same list). A middleware added to the server any
+// other way would be skipped by Direct. Order: the answer guard outermost,
+// so a panic anywhere inside becomes an answer.
+func receiving(log *slog.Logger, extra []mcp.Middleware) []mcp.Middleware {
+	return append([]mcp.Middleware{answer(log), checkResourceURI}, extra...)
 }
 
 // setCacheable lets clients cache the fixed lists; everything else (resource

@@ -49,13 +49,21 @@ func connectVia(t testing.TB, s *mcp.Server, opts *mcp.ClientSessionOptions, wra
 
 func newTestServer(t testing.TB) (*mcp.Server, *pdpptest.Server) {
 	t.Helper()
+	s, _, srv := newTestServerDirect(t)
+	return s, srv
+}
+
+// newTestServerDirect is newTestServer with the server's Direct.
+func newTestServerDirect(t testing.TB) (*mcp.Server, *Direct, *pdpptest.Server) {
+	t.Helper()
 	srv := pdpptest.New(t, pdpptest.Options{})
 	client, err := rs.New(rs.Options{BaseURL: srv.URL(), Token: func() string { return srv.Token(pdpptest.TokenClient) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.CloseIdleConnections)
-	return New(Options{RS: client, ProviderURL: srv.URL(), Name: "pdpp-test", Version: "1.2.3"}), srv
+	s, d := NewWithDirect(Options{RS: client, ProviderURL: srv.URL(), Name: "pdpp-test", Version: "1.2.3"})
+	return s, d, srv
 }
 
 func TestInitialize(t *testing.T) {

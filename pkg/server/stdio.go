@@ -47,6 +47,11 @@ type StdioOptions struct {
 	// Logger receives transport diagnostics (never message contents); nil
 	// discards.
 	Logger *slog.Logger
+	// Direct, when set, must be the Direct NewWithDirect returned with the
+	// server: plain tool calls are then answered through it without the
+	// SDK's session (see lineConn.direct), with the same middleware and the
+	// same bytes.
+	Direct *Direct
 }
 
 // dataMethods are the requests that read personal data.
@@ -84,9 +89,9 @@ func RunStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer,
 	// the session's); stopCalls is what ends them on shutdown.
 	callCtx, stopCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopCalls()
-	srv.AddReceivingMiddleware(bindCalls(callCtx, o.Hold))
+	addReceiving(srv, o.Direct, bindCalls(callCtx, o.Hold))
 
-	conn := newLineConn(in, out, o.MaxLineBytes, log)
+	conn := newLineConn(in, out, o.MaxLineBytes, log, o.Direct)
 	conn.drainTimeout = o.DrainTimeout
 	conn.onDrainTimeout = stopCalls
 	ss, err := srv.Connect(context.WithoutCancel(ctx), connTransport{conn}, nil)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
@@ -24,6 +25,28 @@ type stdio struct {
 func startStdio(t *testing.T, ctx context.Context, o StdioOptions) *stdio {
 	t.Helper()
 	s, _ := newTestServer(t)
+	return runStdio(t, ctx, s, o)
+}
+
+// startStdioDirect is startStdio with plain tool calls answered by the
+// server's Direct.
+func startStdioDirect(t *testing.T, ctx context.Context, o StdioOptions) *stdio {
+	t.Helper()
+	s, d, _ := newTestServerDirect(t)
+	o.Direct = d
+	return runStdio(t, ctx, s, o)
+}
+
+// bothPaths runs f once with every request going to the SDK and once with
+// plain tool calls answered directly.
+func bothPaths(t *testing.T, f func(t *testing.T, start func(*testing.T, context.Context, StdioOptions) *stdio)) {
+	t.Run("sdk", func(t *testing.T) { f(t, startStdio) })
+	t.Run("direct", func(t *testing.T) { f(t, startStdioDirect) })
+}
+
+// runStdio serves s with RunStdio on pipes.
+func runStdio(t *testing.T, ctx context.Context, s *mcp.Server, o StdioOptions) *stdio {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	st := &stdio{t: t, in: make(chan string, 16), out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1)}
@@ -43,8 +66,13 @@ func startStdio(t *testing.T, ctx context.Context, o StdioOptions) *stdio {
 	t.Cleanup(func() {
 		close(st.in)
 		go io.Copy(io.Discard, outR)
-		if err := <-st.done; err != nil {
-			t.Errorf("RunStdio: %v", err)
+		select {
+		case err := <-st.done:
+			if err != nil {
+				t.Errorf("RunStdio: %v", err)
+			}
+		case <-time.After(answerDeadline):
+			t.Errorf("RunStdio did not return within %s of stdin closing", answerDeadline)
 		}
 	})
 	return st
@@ -54,13 +82,32 @@ func (s *stdio) send(line string) {
 	s.in <- line
 }
 
+// answerDeadline bounds the wait for one answer. A server that stays silent
+// fails the test with a message at once rather than hanging until the
+// package times out; it is far above any answer's time on a loaded machine.
+const answerDeadline = 10 * time.Second
+
 func (s *stdio) recv() string {
 	s.t.Helper()
-	line, err := s.out.ReadString('\n')
-	if err != nil {
-		s.t.Fatalf("read answer: %v (got %q)", err, line)
+	type read struct {
+		line string
+		err  error
 	}
-	return strings.TrimSuffix(line, "\n")
+	got := make(chan read, 1)
+	go func() {
+		line, err := s.out.ReadString('\n')
+		got <- read{line, err}
+	}()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			s.t.Fatalf("read answer: %v (got %q)", r.err, r.line)
+		}
+		return strings.TrimSuffix(r.line, "\n")
+	case <-time.After(answerDeadline):
+		s.t.Fatalf("no answer within %s: the server stayed silent on a line that needs one", answerDeadline)
+		return ""
+	}
 }
 
 func (s *stdio) initialize(version string) {
@@ -238,7 +285,9 @@ func TestStdioDrainsAfterEOF(t *testing.T) {
 }
 
 // TestStdioStopsPromptly cancels the calls in flight when ctx ends.
-func TestStdioStopsPromptly(t *testing.T) {
+func TestStdioStopsPromptly(t *testing.T) { bothPaths(t, testStdioStopsPromptly) }
+
+func testStdioStopsPromptly(t *testing.T, startStdio func(*testing.T, context.Context, StdioOptions) *stdio) {
 	ctx, cancel := context.WithCancel(context.Background())
 	held := make(chan struct{})
 	s := startStdio(t, ctx, StdioOptions{Hold: func(ctx context.Context) error {
@@ -298,7 +347,9 @@ func TestStdioResourceURI(t *testing.T) {
 
 // TestStdioCancelled: a cancelled request is not answered and its id can
 // be used again; a cancellation names the client's id, not the private one.
-func TestStdioCancelled(t *testing.T) {
+func TestStdioCancelled(t *testing.T) { bothPaths(t, testStdioCancelled) }
+
+func testStdioCancelled(t *testing.T, startStdio func(*testing.T, context.Context, StdioOptions) *stdio) {
 	held, returned := make(chan struct{}, 1), make(chan struct{}, 1)
 	s := startStdio(t, context.Background(), StdioOptions{Hold: func(ctx context.Context) error {
 		held <- struct{}{}

@@ -38,9 +38,9 @@ var aggregateTool = &spec[aggregateArgs]{
 	def: &mcp.Tool{
 		Name:  "aggregate",
 		Title: "Aggregate PDPP records",
-		Description: "Count, sum, min, max or count_distinct over one stream (GET /v1/streams/{stream}/aggregate). Read-only; " +
-			"returns numbers and group counts, never record bodies. Group with exactly one of group_by or group_by_time; " +
-			"other_count above 0 means groups beyond limit were cut. Aggregatable fields are flagged a= in /v1/schema; " +
+		Description: "Count, sum, min, max or count_distinct over one stream. Read-only; " +
+			"returns numbers and group counts, never record bodies. Group with exactly one of group_by or group_by_time. " +
+			"Aggregatable fields are flagged a= in schema(stream); " +
 			"use query_records for the records themselves.",
 		Annotations:  readOnly("Aggregate PDPP records"),
 		InputSchema:  mustSchema("aggregate", aggregateInput),
@@ -175,7 +175,12 @@ func aggregateText(body gjson.Result, stream string) string {
 			if l := agg.Get("limit"); l.Type == gjson.Number {
 				b.WriteString(" limit=" + l.Raw)
 			}
-			b.WriteString(" were cut; raise limit, max 100)")
+			b.WriteString(" were cut")
+			// Raising limit is advice only below its maximum.
+			if l := agg.Get("limit"); l.Type != gjson.Number || l.Num < 100 {
+				b.WriteString("; raise limit, max 100")
+			}
+			b.WriteString(")")
 		}
 	}
 	if agg.Get("approximate").Bool() {

@@ -150,7 +150,7 @@ func checkExpand(ctx context.Context, env *Env, stream, connectionID string, exp
 		case len(rels) == 0:
 			return &toolError{Code: CodeInvalidExpand, Param: "expand",
 				Message: fmt.Sprintf("stream %q advertises no expand_capabilities, so relation %q cannot be expanded; "+
-					"GET /v1/schema (expand_capabilities) lists the relations a stream supports", stream, rel),
+					"schema(stream) lists the relations a stream can expand (expand=)", stream, rel),
 				Next: "drop expand; read the related stream with query_records instead"}
 		case !ok:
 			return &toolError{Code: CodeInvalidExpand, Param: "expand",
@@ -237,7 +237,11 @@ func (c *CapabilityCache) keyFields(credential, stream, connectionID string) []s
 func (c *CapabilityCache) roleFields(credential, stream, connectionID string, roles ...string) []string {
 	body, ok := c.get(capabilityKey{credential, stream, connectionID})
 	if !ok {
-		return nil
+		// The global compact schema (schema without stream) names every
+		// stream's roles too.
+		if body, ok = c.get(capabilityKey{credential, "", ""}); !ok {
+			return nil
+		}
 	}
 	var names []string
 	doc := unwrapSchema(body)

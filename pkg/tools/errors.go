@@ -85,6 +85,10 @@ type failure struct {
 	// callerFault: the arguments (or URI) are at fault, not the RS or this
 	// server; a resource read answers -32602 rather than -32603.
 	callerFault bool
+	// scopeText replaces message and http_status in the text: an RS that
+	// refuses a stream outside the grant with HTTP 401 and an
+	// authentication message would send the model after its credential.
+	scopeText string
 }
 
 // classify turns any error a handler returns into a failure. Order matters:
@@ -125,6 +129,7 @@ func classify(env *Env, err error) *failure {
 		f := rsFailure(re)
 		f.Next = rsAdvice(env, re)
 		f.callerFault = re.Status < 500
+		f.scopeText = scopeMessage(re)
 		return f
 	case errors.As(err, &tr):
 		return &failure{Code: tr.Code, Message: tr.Error(), HTTPStatus: tr.Status, RequestID: tr.RequestID,
@@ -200,8 +205,14 @@ func errorText(env *Env, err error) string { return classify(env, err).text() }
 // named any, and the next step.
 func (f *failure) text() string {
 	var b strings.Builder
+	msg := f.Message
+	if f.scopeText != "" {
+		g := *f
+		g.HTTPStatus, msg = 0, f.scopeText
+		f = &g
+	}
 	header(&b, f)
-	line(&b, "message", f.Message)
+	line(&b, "message", msg)
 	if len(f.AvailableConnections) > 0 {
 		list := connectionList(f.AvailableConnections)
 		if f.OmittedConnections > 0 {
@@ -280,6 +291,21 @@ func connectionItem(id, displayName, connectorKey string) string {
 	return s + "}"
 }
 
+// scopeMessage says what a scope refusal means for the model ("" for any
+// other answer): the RS refuses a stream or connection outside the grant with
+// HTTP 401 and a message about token introspection, not about the grant.
+func scopeMessage(e *rs.Error) string {
+	switch {
+	case e.Code == "context.stream_not_allowed":
+		return "the stream is not in this grant"
+	case e.Code == "context.instance_mismatch":
+		return "the connection is not in this grant for this stream"
+	case credential.ScopeRefusal(e):
+		return "the grant does not cover this stream or connection"
+	}
+	return ""
+}
+
 // rsAdvice is the next step for an RS error answer.
 func rsAdvice(env *Env, e *rs.Error) string {
 	if len(e.AvailableConnections) > 0 {
@@ -328,11 +354,11 @@ func rsAdvice(env *Env, e *rs.Error) string {
 	}
 	switch {
 	case e.Code == "context.stream_not_allowed":
-		return "the stream is not in this grant; call schema for the granted streams"
+		return "call schema for the granted streams"
 	case e.Code == "context.instance_mismatch":
-		return "the connection is not in this grant for this stream; call schema(stream) for its connection_ids and use one of them"
+		return "call schema(stream) for its connection_ids and use one of them"
 	case credential.ScopeRefusal(e):
-		return "the grant does not cover this stream or connection; call schema for what it covers and use one of those"
+		return "call schema for what it covers and use one of those"
 	case e.Status == 401:
 		return "the resource server rejected the credential; " + renewAdvice(env)
 	case e.Status == 403:

@@ -43,7 +43,7 @@ func TestErrorText(t *testing.T) {
 		{"ambiguous connection", ambiguous,
 			"error code=ambiguous_connection http_status=409 request_id=req_1 retry_with=connection_id\n" +
 				"message: Record is present under more than one connection.\n" +
-				"available_connections: {connection_id:cin_gmail_personal,display_name:Personal_Gmail}|{connection_id:cin_gmail_work,display_name:Work_Gmail,connector_key:gmail}\n" +
+				"available_connections: {connection_id:cin_gmail_personal,display_name:\"Personal Gmail\"}|{connection_id:cin_gmail_work,display_name:\"Work Gmail\",connector_key:gmail}\n" +
 				`next: call again with connection_id set to one of "cin_gmail_personal", "cin_gmail_work"`},
 		{"many candidates", &rs.Error{Status: 409, Code: "ambiguous_schema_detail", AvailableConnections: many},
 			`available_connections: {connection_id:cin_00}| ~ |{connection_id:cin_11}|more:2 ~ "cin_11"; call schema for the other connections`},
@@ -65,13 +65,13 @@ func TestErrorText(t *testing.T) {
 		{"401 without advice", &rs.Error{Status: 401, Code: "authentication_error", Message: "Invalid or expired token"},
 			"ask the user to run `pdpp connect https://pdpp.example.com`"},
 		{"401 stream outside the grant", &rs.Error{Status: 401, Code: "context.stream_not_allowed", Message: "Token introspection failed closed"},
-			"the stream is not in this grant; call schema for the granted streams"},
+			"error code=context.stream_not_allowed\nmessage: the stream is not in this grant\nnext: call schema for the granted streams"},
 		{"401 connection outside the grant", &rs.Error{Status: 401, Code: "context.instance_mismatch", Message: "Token introspection failed closed"},
-			"the connection is not in this grant for this stream; call schema(stream) for its connection_ids"},
+			"error code=context.instance_mismatch\nmessage: the connection is not in this grant for this stream\nnext: call schema(stream) for its connection_ids and use one of them"},
 		{"401 inactive token", &rs.Error{Status: 401, Code: "context.active_false", Message: "Token introspection failed closed"},
 			"ask the user to run `pdpp connect https://pdpp.example.com`"},
 		{"401 other context failure", &rs.Error{Status: 401, Code: "context.rights_missing", Message: "Token introspection failed closed"},
-			"the grant does not cover this stream or connection; call schema"},
+			"error code=context.rights_missing\nmessage: the grant does not cover this stream or connection\nnext: call schema for what it covers and use one of those"},
 		{"non-JSON error", &rs.Error{Status: 502},
 			"error code=http_502 http_status=502\nmessage: the resource server answered HTTP 502 without a message ~ call again later"},
 		{"too large", &rs.TransportError{Code: rs.CodeTooLarge, Limit: 16, Status: 200, RequestID: "req_3", Err: errors.New("GET /v1/x: too big")},

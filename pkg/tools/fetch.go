@@ -28,8 +28,8 @@ const maxExpandedIDs = 20
 const fetchInput = `{
  "type": "object",
  "properties": {
-  "id": {"type": "string", "minLength": 1, "description": "Id exactly as search or a ladder showed it (connection_id/stream:record_id), a legacy stream:record_id, or a pdpp://record/ URI."},
-  "fields": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Top-level fields to return; the others appear nowhere."},
+  "id": {"type": "string", "minLength": 1, "description": "Id as search or a ladder showed it (connection_id/stream:record_id), a legacy stream:record_id, or a pdpp://record/ URI."},
+  "fields": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Top-level fields to return."},
   "expand": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Relations to embed, from schema(stream)."},
   "expand_limit": {"type": "object", "minProperties": 1, "propertyNames": {"minLength": 1, "pattern": "^[^\\[\\]]+$"}, "additionalProperties": {"type": "integer", "minimum": 1}, "description": "Per-relation cap; relation must be in expand."},
   "connection_id": ` + connectionIDProp + `
@@ -55,9 +55,9 @@ var fetchTool = &spec[fetchArgs]{
 	def: &mcp.Tool{
 		Name:  "fetch",
 		Title: "Fetch PDPP search result",
-		Description: "Fetch one record as a document {id, title, text, url, metadata} (GET /v1/streams/{stream}/records/{id}). Read-only. " +
-			"id is connection_id/stream:record_id as search shows it, or a legacy stream:record_id (add connection_id when ambiguous_connection lists several). " +
-			"text is the record's text, content, body or summary field, or compact JSON for the projected record if the projection excludes every text-like field; " +
+		Description: "Fetch one record as a document {id, title, text, url, metadata}. Read-only. " +
+			"Pass id as search shows it; add connection_id when ambiguous_connection lists several. " +
+			"text is the record's text, content, body or summary field, else the compact JSON of its (projected) fields; " +
 			"it is bounded and metadata.next reads on. metadata names stream, connection_id and connector_key.",
 		Annotations:  readOnly("Fetch PDPP search result"),
 		InputSchema:  mustSchema("fetch", fetchInput),

@@ -172,10 +172,13 @@ func fetchDocument(t *testing.T, h *harness, args map[string]any) gjson.Result {
 
 func TestFetchDocument(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
+	// The gmail client grant declares no title role: the title names source,
+	// stream and time, never a guess from field names (TestTitlesUseDeclaredRoles
+	// has declared ones).
 	doc := fetchDocument(t, h, map[string]any{"id": "cin_gmail_personal/messages:p_msg_003"})
 	m := doc.Get("metadata")
 	for k, want := range map[string]string{
-		"id": "cin_gmail_personal/messages:p_msg_003", "title": "Receipt for your order #55120",
+		"id": "cin_gmail_personal/messages:p_msg_003", "title": "Personal Gmail / messages / 2026-01-17T11:14:00.000Z",
 		"url":                    h.rs.URL() + "/v1/streams/messages/records/p_msg_003?connection_id=cin_gmail_personal",
 		"metadata.stream":        "messages",
 		"metadata.record_id":     "p_msg_003",
@@ -203,7 +206,7 @@ func TestFetchDocument(t *testing.T) {
 	// A legacy id with connection_id echoes the id; continuations name the
 	// connection.
 	doc = fetchDocument(t, h, map[string]any{"id": "labels:INBOX", "connection_id": "cin_gmail_work"})
-	if doc.Get("id").Str != "labels:INBOX" || doc.Get("metadata.connection_id").Str != "cin_gmail_work" || doc.Get("title").Str != "INBOX" {
+	if doc.Get("id").Str != "labels:INBOX" || doc.Get("metadata.connection_id").Str != "cin_gmail_work" || doc.Get("title").Str != "Work Gmail / labels / 2026-01-05T00:00:00.000Z" {
 		t.Errorf("legacy document %s", doc.Raw)
 	}
 }

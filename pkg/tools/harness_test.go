@@ -42,6 +42,9 @@ type harnessOptions struct {
 	demo bool
 	// fetchTextChars sets Env.FetchTextChars.
 	fetchTextChars int
+	// srv, when set, is the double to read from (shared by several
+	// harnesses, so a large dataset is indexed once).
+	srv *pdpptest.Server
 }
 
 func newHarness(t testing.TB, o harnessOptions) *harness {
@@ -50,7 +53,10 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	if o.demo {
 		po.Dataset = demoDataset(t)
 	}
-	srv := pdpptest.New(t, po)
+	srv := o.srv
+	if srv == nil {
+		srv = pdpptest.New(t, po)
+	}
 	var client tools.RS
 	token := srv.Token(pdpptest.TokenClient)
 	if o.rs != nil {

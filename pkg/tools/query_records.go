@@ -27,7 +27,7 @@ const queryRecordsInput = `{
   "view": {"type": "string", "minLength": 1, "description": "A named view (schema detail full); not with fields."},
   "expand": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Relations to embed, from expand= in schema(stream)."},
   "expand_limit": {"type": "object", "minProperties": 1, "propertyNames": {"minLength": 1, "pattern": "^[^\\[\\]]+$"}, "additionalProperties": {"type": "integer", "minimum": 1}, "description": "Per-relation cap, e.g. {\"attachments\": 3}; relation must be in expand."},
-  "changes_since": {"type": "string", "minLength": 1, "description": "Incremental sync: beginning, or a saved next_changes_since. Do not pass an ISO timestamp."},
+  "changes_since": {"type": "string", "minLength": 1, "description": "Incremental sync: beginning, or a saved next_changes_since; never a timestamp."},
   "connection_id": ` + connectionIDProp + `
  },
  "required": ["stream"],
@@ -38,9 +38,9 @@ var queryRecordsTool = &spec[queryArgs]{
 	def: &mcp.Tool{
 		Name:  "query_records",
 		Title: "Query PDPP records",
-		Description: "List records of one stream (GET /v1/streams/{stream}/records). Read-only. " +
-			"At most 25 records unless limit says otherwise (capped at 100); the text previews up to the first 5 with paging handles " +
-			"and structuredContent.data holds the page as the RS sent it. Narrow with fields, page with cursor, " +
+		Description: "List records of one stream. Read-only. " +
+			"25 records unless limit says (max 100); the text previews the first 5 with paging handles, " +
+			"structuredContent.data holds the page as sent. Narrow with fields, page with cursor, " +
 			"and count or group with aggregate rather than reading everything.",
 		Annotations:  readOnly("Query PDPP records"),
 		InputSchema:  mustSchema("query_records", queryRecordsInput),

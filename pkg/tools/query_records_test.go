@@ -126,7 +126,7 @@ func TestQueryRecordsRejections(t *testing.T) {
 		// Client grants advertise no expand relations: refused after the
 		// schema read, before the records read.
 		{name: "expand on a client grant", args: map[string]any{"stream": "messages", "connection_id": "cin_gmail_work", "expand": []string{"attachments"}}, code: "invalid_expand",
-			text:  []string{`stream "messages" advertises no expand_capabilities`, `relation "attachments"`, "GET /v1/schema (expand_capabilities)"},
+			text:  []string{`stream "messages" advertises no expand_capabilities`, `relation "attachments"`, "schema(stream) lists the relations a stream can expand"},
 			calls: []string{"/v1/schema?view=compact&stream=messages&connection_id=cin_gmail_work"}},
 		{name: "unadvertised relation", kind: pdpptest.TokenOwner, args: map[string]any{"stream": "messages", "connection_id": "cin_gmail_work", "expand": []string{"labels"}}, code: "invalid_expand",
 			text:  []string{`stream "messages" does not advertise relation "labels"`, "usable here: message_bodies, attachments"},
@@ -282,7 +282,7 @@ func TestQueryRecordsRSErrors(t *testing.T) {
 		{"bad cursor", map[string]any{"stream": "messages", "connection_id": "cin_gmail_work", "cursor": "not-a-cursor"},
 			[]string{"error code=invalid_cursor http_status=400", "next: pass next_cursor exactly as returned"}},
 		{"ungranted stream", map[string]any{"stream": "no_such_stream"},
-			[]string{"error code=context.stream_not_allowed http_status=401", "the stream is not in this grant; call schema for the granted streams"}},
+			[]string{"error code=context.stream_not_allowed request_id=", "message: the stream is not in this grant\nnext: call schema for the granted streams"}},
 		{"unknown field", map[string]any{"stream": "messages", "fields": []string{"nope"}},
 			[]string{"error code=unknown_field http_status=400", "call schema(stream) for the stream's field names"}},
 	} {

@@ -64,8 +64,8 @@ var readFieldTool = &spec[readFieldArgs]{
 	def: &mcp.Tool{
 		Name:  "read_record_field",
 		Title: "Read PDPP record field window",
-		Description: "Read a bounded window of one record field by id or pdpp://record/ URI " +
-			"(GET /v1/streams/{stream}/records/{id}/field-window). Read-only. Page with offset_chars or cursor, or find text with q.",
+		Description: "Read a bounded window of one record field by id or pdpp://record/ URI. " +
+			"Read-only. Page with offset_chars or cursor, or find text with q.",
 		Annotations:  readOnly("Read PDPP record field window"),
 		InputSchema:  mustSchema("read_record_field", readFieldInput),
 		OutputSchema: mustSchema("read_record_field", readFieldOutput),
@@ -310,7 +310,7 @@ func (w *window) continuation(key string) *evidence.Read {
 
 // text renders the window for the model:
 //
-//	record=<id> field=<path> chars=<start>..<end> total_chars=<n> complete=<bool> [match=…] [next_cursor=…] [previous_cursor=…]
+//	record=<id> field=<path> chars=<start>..<end> total_chars=<n> complete=<bool>|last_window=true [match=…] [next_cursor=…] [previous_cursor=…]
 //	next read_record_field args={…}       (when the window is incomplete)
 //	previous read_record_field args={…}
 //	<window text>
@@ -328,11 +328,16 @@ func (w *window) text() string {
 	}
 	b.WriteString(" chars=" + num("start_chars") + ".." + num("end_chars") + " total_chars=" + num("total_chars"))
 	complete := w.win.Get("complete").Type == gjson.True
-	b.WriteString(" complete=" + strconv.FormatBool(complete))
+	next, prev := w.continuation("next_offset_chars"), w.continuation("previous_offset_chars")
+	// complete=false reads as "read on"; the last window says it ends.
+	if complete || next != nil {
+		b.WriteString(" complete=" + strconv.FormatBool(complete))
+	} else {
+		b.WriteString(" last_window=true")
+	}
 	if w.win.Get("match_start_chars").Type == gjson.Number {
 		b.WriteString(" match=" + num("match_start_chars") + ".." + num("match_end_chars"))
 	}
-	next, prev := w.continuation("next_offset_chars"), w.continuation("previous_offset_chars")
 	if next != nil {
 		b.WriteString(" next_cursor=" + num("next_offset_chars"))
 	}

@@ -93,17 +93,14 @@ func jsonString(s string) string {
 }
 
 // inline makes a value safe inside a space- and punctuation-delimited
-// handle: the separators ; , [ ] { } | and whitespace become _.
+// list: a value with a separator (; , [ ] { } | or whitespace) is
+// JSON-quoted, never rewritten, so a display name reads as the person wrote
+// it and an id with a space is still the id ("Personal Mail").
 func inline(s string) string {
 	if !strings.ContainsFunc(s, isInlineSeparator) {
 		return s
 	}
-	return strings.Map(func(r rune) rune {
-		if isInlineSeparator(r) {
-			return '_'
-		}
-		return r
-	}, s)
+	return jsonString(s)
 }
 
 func isInlineSeparator(r rune) bool {

@@ -17,7 +17,7 @@ import (
 const schemaInput = `{
  "type": "object",
  "properties": {
-  "stream": {"type": "string", "minLength": 1, "description": "Stream name; adds its field flags, sort field, expand relations and aggregations."},
+  "stream": {"type": "string", "minLength": 1, "description": "Stream name: adds its field flags, sort, expand and aggregations."},
   "connection_id": ` + connectionIDProp + `,
   "detail": {"type": "string", "enum": ["compact", "full"], "description": "compact (default) or full: the raw RS schema of one stream, allowed only with stream."}
  },
@@ -28,9 +28,8 @@ var schemaTool = &spec[schemaArgs]{
 	def: &mcp.Tool{
 		Name:  "schema",
 		Title: "Get PDPP schema",
-		Description: "Discover the granted streams, fields and connections (connector_key, connection_id) from GET /v1/schema. Read-only. " +
-			"Compact by default: schema -> schema(stream) -> schema(stream, connection_id) -> query_records. " +
-			`detail: "full" returns the raw schema and is allowed only with stream.`,
+		Description: "Discover the granted streams, fields and connections (connector_key, connection_id). Read-only. " +
+			"Compact by default: schema -> schema(stream) -> schema(stream, connection_id) -> query_records.",
 		Annotations:  readOnly("Get PDPP schema"),
 		InputSchema:  mustSchema("schema", schemaInput),
 		OutputSchema: mustSchema("schema", schemaOutput),
@@ -125,6 +124,11 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 		sc.Legend = json.RawMessage(legendJSON)
 	default:
 		// Global discovery stays an index; per-field detail is one call away.
+		// The compact answer names every stream's field roles: keep it, so
+		// titles and previews use the declared roles without a request.
+		if a.ConnectionID == "" && doc.Get("detail").String() == "compact" {
+			env.Capabilities.put(capabilityKey{env.CredentialKey(), "", ""}, []byte(doc.Raw))
+		}
 		sc.Data = json.RawMessage(projectSchema(doc, false))
 		sc.Omitted = "per-stream field_capabilities and expand_capabilities; call schema with stream for them"
 	}

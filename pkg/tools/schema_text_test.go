@@ -18,7 +18,7 @@ func TestSchemaText(t *testing.T) {
 	}{
 		{name: "client-global", input: "rs/schema-compact.json", project: true, want: []string{
 			"PDPP schema: connectors=1 streams=5\nbearer token_kind=client\n",
-			`stream name="labels" connector_key="gmail" connections={connection_id:cin_gmail_personal,display_name:Personal_Gmail}|{connection_id:cin_gmail_work,display_name:Work_Gmail}`,
+			`stream name="labels" connector_key="gmail" connections={connection_id:cin_gmail_personal,display_name:"Personal Gmail"}|{connection_id:cin_gmail_work,display_name:"Work Gmail"}`,
 			"\n" + indexHint,
 		}},
 		{name: "client-stream", input: "rs/schema-compact-stream-messages.json", stream: "messages", want: []string{

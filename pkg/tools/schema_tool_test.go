@@ -71,7 +71,7 @@ func TestSchemaGlobalIndex(t *testing.T) {
 			t.Errorf("text does not name stream %s", s)
 		}
 	}
-	for _, w := range []string{"PDPP schema: connectors=1 streams=5\n", "{connection_id:cin_gmail_personal,display_name:Personal_Gmail}",
+	for _, w := range []string{"PDPP schema: connectors=1 streams=5\n", "{connection_id:cin_gmail_personal,display_name:\"Personal Gmail\"}",
 		"call schema(stream, connection_id?) for per-field capability flags"} {
 		if !strings.Contains(txt, w) {
 			t.Errorf("text lacks %q", w)
@@ -105,7 +105,7 @@ func TestSchemaStreamIsVerbatim(t *testing.T) {
 			}
 			txt := text(res)
 			for _, w := range []string{"field_capability_legend t=declared_type eq=exact_filter", `schema_scope connection_id="cin_gmail_work"`,
-				"connections={connection_id:cin_gmail_work,display_name:Work_Gmail}", " fields=", "[declared]"} {
+				"connections={connection_id:cin_gmail_work,display_name:\"Work Gmail\"}", " fields=", "[declared]"} {
 				if kind == pdpptest.TokenOwner && w == "[declared]" {
 					w = "received_at[t=string,role=event-time,eq,r=gte|gt|lte|lt,a=group_by_time|max|min]"
 				}
@@ -248,7 +248,7 @@ func TestSchemaStreamNotGranted(t *testing.T) {
 			`stream "no_such_stream" is not in this grant; granted streams: labels, threads, messages, message_bodies, attachments`}},
 		{map[string]any{"stream": "no_such_stream", "detail": "full"}, []string{"error code=stream_not_granted param=stream\n"}},
 		{map[string]any{"stream": "messages", "connection_id": "cin_nope"}, []string{"error code=connection_not_granted param=connection_id\n",
-			"{connection_id:cin_gmail_personal,display_name:Personal_Gmail}|{connection_id:cin_gmail_work,display_name:Work_Gmail}"}},
+			"{connection_id:cin_gmail_personal,display_name:\"Personal Gmail\"}|{connection_id:cin_gmail_work,display_name:\"Work Gmail\"}"}},
 	} {
 		h := newHarness(t, harnessOptions{})
 		res := h.call(t, "schema", tc.args)

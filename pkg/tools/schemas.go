@@ -11,7 +11,7 @@ import (
 // Cross-tool guidance lives in the server instructions, not here: every byte
 // of these fragments is repeated once per tool in tools/list.
 const (
-	connectionIDProp = `{"type": "string", "minLength": 1, "description": "A connection_id listed by schema; never a grant_id."}`
+	connectionIDProp = `{"type": "string", "minLength": 1, "description": "As schema lists it; never a grant_id."}`
 
 	streamProp = `{"type": "string", "minLength": 1, "description": "Stream name from schema."}`
 
@@ -27,7 +27,7 @@ const (
      {"type": "string"}, {"type": "number"}, {"type": "boolean"},
      {"type": "object", "minProperties": 1, "additionalProperties": false, "properties": {"gte": {"anyOf": [{"type": "string"}, {"type": "number"}]}, "gt": {"anyOf": [{"type": "string"}, {"type": "number"}]}, "lte": {"anyOf": [{"type": "string"}, {"type": "number"}]}, "lt": {"anyOf": [{"type": "string"}, {"type": "number"}]}}}
    ]},
-   "description": "Typed filter object, never a string: {\"field\": value} matches exactly, {\"field\": {\"gte\": v, \"lt\": v}} is a range; fields are ANDed. Use fields flagged eq or r in schema(stream)."
+   "description": "An object, never a string: {\"field\": value} exact, {\"field\": {\"gte\": v, \"lt\": v}} range; ANDed. Fields flagged eq or r in schema(stream)."
   }`
 )
 
@@ -38,7 +38,7 @@ const (
 const readOutput = `{
  "type": "object",
  "properties": {
-  "data": {"type": "object", "description": "The resource server's answer, unchanged."},
+  "data": {"type": "object"},
   "content_ladder": {"type": "object"},
   "provider_url": {"type": "string"},
   "request_id": {"type": "string"},
@@ -51,7 +51,7 @@ const readOutput = `{
 const aggregateOutput = `{
  "type": "object",
  "properties": {
-  "data": {"type": "object", "description": "The resource server's answer, unchanged."},
+  "data": {"type": "object"},
   "provider_url": {"type": "string"},
   "request_id": {"type": "string"},
   "error": {"type": "object"}
@@ -61,7 +61,7 @@ const aggregateOutput = `{
 const schemaOutput = `{
  "type": "object",
  "properties": {
-  "data": {"type": "object", "description": "The schema document; compact unless detail is full."},
+  "data": {"type": "object"},
   "field_capability_legend": {"type": "object"},
   "omitted": {"type": "string"},
   "provider_url": {"type": "string"},

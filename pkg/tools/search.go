@@ -30,6 +30,9 @@ const (
 	resultSnippetChars = 320
 	// maxSourceMix bounds the source_mix entries in text.
 	maxSourceMix = 8
+	// largerSlack is room kept for what a larger page adds to the header
+	// (more source_mix entries) before a larger limit is advised.
+	largerSlack = 160
 )
 
 const searchInput = `{
@@ -38,7 +41,7 @@ const searchInput = `{
   "q": {"type": "string", "minLength": 1, "description": "What to find; lexical mode matches words."},
   "streams": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "Only these streams."},
   "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Hits to return, 1-100 (default 25)."},
-  "cursor": {"type": "string", "minLength": 1, "description": "next_cursor of the previous page (not in hybrid mode)."},
+  "cursor": {"type": "string", "minLength": 1, "description": "next_cursor of the previous page."},
   "mode": {"type": "string", "enum": ["lexical", "semantic", "hybrid"], "description": "Default lexical."},
   "filter": ` + filterProp + `,
   "connection_id": ` + connectionIDProp + `
@@ -50,7 +53,7 @@ const searchInput = `{
 const searchOutput = `{
  "type": "object",
  "properties": {
-  "data": {"type": "object", "description": "The RS envelope (paging, counts, recall) without its hits."},
+  "data": {"type": "object"},
   "results": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "url": {"type": "string"}}, "required": ["id", "title", "url"]}},
   "content_ladder": {"type": "object"},
   "provider_url": {"type": "string"},
@@ -63,9 +66,9 @@ var searchTool = &spec[searchArgs]{
 	def: &mcp.Tool{
 		Name:  "search",
 		Title: "Search PDPP records",
-		Description: "Find records across granted streams (GET /v1/search, /v1/search/semantic, /v1/search/hybrid). Read-only. " +
-			"limit is capped at 100; page lexical and semantic results with cursor (hybrid has none). Each result id is a self-contained handle: pass it to fetch as shown, " +
-			"with no connection_id. Results name connection_id and connector_key; searchable fields are flagged lex/sem in /v1/schema.",
+		Description: "Find records across granted streams. Read-only. " +
+			"Page lexical and semantic results with cursor (hybrid has none). Each result id is a self-contained handle: pass it to fetch as shown, " +
+			"with no connection_id. Searchable fields are flagged lex/sem in schema(stream).",
 		Annotations:  readOnly("Search PDPP records"),
 		InputSchema:  mustSchema("search", searchInput),
 		OutputSchema: mustSchema("search", searchOutput),
@@ -151,8 +154,10 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	}
 	doc := gjson.ParseBytes(body)
 	top := readSearchTop(doc)
-	var hits []gjson.Result
-	top.data.ForEach(func(_, h gjson.Result) bool {
+	// Each hit is read once, here; shaping and the ladder use what was read.
+	var hits []evidence.Hit
+	top.data.ForEach(func(_, v gjson.Result) bool {
+		h, _ := evidence.ReadHit(v)
 		hits = append(hits, h)
 		return true
 	})
@@ -167,8 +172,18 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	}
 	scope := evidence.Scope{ConnectionID: a.ConnectionID}
 	results := make([]searchResult, len(hits))
-	for i, h := range hits {
-		results[i] = hitResult(providerURL(env, resp), h, scope)
+	titleField := func(stream, conn string) string {
+		f := env.Capabilities.roleFields(env.CredentialKey(), stream, conn, "primary-title")
+		if len(f) == 0 && conn != "" {
+			f = env.Capabilities.roleFields(env.CredentialKey(), stream, "", "primary-title")
+		}
+		if len(f) == 0 {
+			return ""
+		}
+		return f[0]
+	}
+	for i := range hits {
+		results[i] = hitResult(providerURL(env, resp), &hits[i], scope, titleField)
 	}
 	sc := &searchStructured{
 		Data:          envelopeWithoutHits(doc, len(results)),
@@ -178,64 +193,42 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 		RequestID:     resp.RequestID,
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: searchText(top, results, sc.ContentLadder, extra, limit, a.Mode == "hybrid")}},
+		Content:           []mcp.Content{&mcp.TextContent{Text: searchText(top, results, sc.ContentLadder, searchPage{extra: extra, limit: limit, hybrid: a.Mode == "hybrid", cursor: a.Cursor != ""})}},
 		StructuredContent: sc,
 	}, nil
 }
 
 // hitResult shapes one RS hit. Its id embeds the hit's connection whenever the
 // hit (or the connection_id argument) names one, and is exactly the id text
-// shows and fetch accepts.
-func hitResult(base string, h gjson.Result, scope evidence.Scope) searchResult {
-	var r searchResult
-	// One pass over the hit's members; a Get per member would rescan it.
-	var m struct{ conn, alias, key, connector, recordKey, recordID, recordURL string }
-	var snippet gjson.Result
-	h.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == "snippet" {
-			snippet = v
-		}
-		if v.Type != gjson.String {
-			return true
-		}
-		switch k.Str {
-		case "connection_id":
-			m.conn = v.Str
-		case "connector_instance_id":
-			m.alias = v.Str
-		case "connector_key":
-			m.key = v.Str
-		case "connector_id":
-			m.connector = v.Str
-		case "stream":
-			r.Stream = v.Str
-		case "record_key":
-			m.recordKey = v.Str
-		case "record_id":
-			m.recordID = v.Str
-		case "display_name":
-			r.DisplayName = v.Str
-		case "record_url":
-			m.recordURL = v.Str
-		}
-		return true
-	})
-	r.ConnectionID = cmp.Or(m.conn, m.alias, scope.ConnectionID)
-	r.ConnectorKey = evidence.ShortConnectorKey(cmp.Or(m.key, m.connector))
-	r.RecordKey = cmp.Or(m.recordKey, m.recordID)
-	id, ok := evidence.Identity(h, scope)
+// shows and fetch accepts. titleField names a stream's declared
+// primary-title field ("" when unknown).
+func hitResult(base string, h *evidence.Hit, scope evidence.Scope, titleField func(stream, conn string) string) searchResult {
+	r := searchResult{Stream: h.Stream, DisplayName: h.DisplayName, RecordKey: h.RecordKey}
+	r.ConnectionID = cmp.Or(h.ConnectionID, scope.ConnectionID)
+	r.ConnectorKey = evidence.ShortConnectorKey(h.ConnectorKey)
+	id, ok := h.Identity(scope)
 	if ok {
 		r.ID = id.String()
-		r.URL = recordURL(base, id, m.recordURL)
-	} else if m.recordURL != "" {
-		r.URL = strings.TrimSuffix(base, "/") + m.recordURL
+		r.URL = recordURL(base, id, h.RecordURL)
+	} else if h.RecordURL != "" {
+		r.URL = strings.TrimSuffix(base, "/") + h.RecordURL
 	}
-	r.Title = evidence.Title(h, evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID})
-	if snippet.IsObject() {
-		snippet = snippet.Get("text")
+	// A hit carries no record fields; its snippet is the primary-title value
+	// when it comes from that field and was not cut (no ellipsis at either
+	// end).
+	opts := evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID}
+	text, hasText := h.SnippetText()
+	if f := titleField(r.Stream, r.ConnectionID); f != "" {
+		opts.PrimaryTitleField = f
+		if hasText && h.SnippetField() == f {
+			if t := evidence.PlainSnippet(text, evidence.TitleMaxChars+1); !wasCut(t) {
+				opts.PrimaryTitle = t
+			}
+		}
 	}
-	if snippet.Type == gjson.String {
-		r.Snippet = evidence.Snippet(snippet.Str, resultSnippetChars)
+	r.Title = evidence.Title(h.Raw, opts)
+	if hasText {
+		r.Snippet = evidence.Snippet(text, resultSnippetChars)
 	}
 	return r
 }
@@ -291,41 +284,54 @@ func envelopeWithoutHits(doc gjson.Result, n int) json.RawMessage {
 	return w.bytes()
 }
 
+// searchPage is what searchText needs to know about the call beyond the
+// answer: it decides which continuation advice is true for this answer.
+type searchPage struct {
+	// extra counts hits the RS sent beyond limit (dropped).
+	extra, limit int
+	hybrid       bool
+	// cursor: the call passed a cursor.
+	cursor bool
+}
+
 // searchText is the model-visible answer, at most searchTextBudget bytes:
 //
-//	search: N hit(s) has_more=true next_cursor="…" first_fetch_id=<id> source_mix=… — [how to reach more hits] [recall warning]
+//	search: [K of] N hit(s) [listed] has_more=true next_cursor="…" first_fetch_id=<id> source_mix=… — [recall warning]
 //	1. id=<id> connector_key=… stream=… display_name="…" title="…" snippet="…"
 //	   evidence field_path=… read_record_field args={…}
 //	…
-//	<what is not shown and how to get it; how to fetch>
+//	<what is not listed and how to reach it; how to fetch>
 //
 // The header and footer are never cut; hits are listed while they fit. Ids
-// are never shortened.
-func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, extra, limit int, hybrid bool) string {
+// are never shortened. The header counts what the text lists, and says the
+// total when it lists fewer; every step the text advises works for this
+// answer: a larger limit only when it would list more, a smaller limit only
+// where a cursor pages on from it, args lines only when one is shown.
+func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, pg searchPage) string {
 	// Handles are separated by spaces and never followed by punctuation, so
 	// a tokenizer or a key=(\S+) regex takes them whole; prose comes after
 	// a dash.
-	var head strings.Builder
-	head.WriteString("search: " + strconv.Itoa(len(results)) + " hit(s)")
-	hasMore := top.hasMore.Type == gjson.True || extra > 0
+	var tail strings.Builder
+	rsMore := top.hasMore.Type == gjson.True
+	hasMore := rsMore || pg.extra > 0
 	if hasMore {
-		head.WriteString(" has_more=true")
+		tail.WriteString(" has_more=true")
 	}
 	if c := top.nextCursor.Str; c != "" {
-		head.WriteString(" next_cursor=" + jsonString(c))
+		tail.WriteString(" next_cursor=" + jsonString(c))
 	}
 	meta := top.meta
 	if c := meta.Get("count"); c.Type == gjson.Number {
-		head.WriteString(" total_matches=" + c.Raw)
+		tail.WriteString(" total_matches=" + c.Raw)
 		if acc := meta.Get("count_accuracy").Str; acc != "" {
-			head.WriteString(" count_accuracy=" + inline(acc))
+			tail.WriteString(" count_accuracy=" + inline(acc))
 		}
 	}
 	if len(results) > 0 && results[0].ID != "" {
-		head.WriteString(" first_fetch_id=" + results[0].ID)
+		tail.WriteString(" first_fetch_id=" + results[0].ID)
 	}
 	if mix := sourceMix(results); mix != "" {
-		head.WriteString(" source_mix=" + mix)
+		tail.WriteString(" source_mix=" + mix)
 	}
 	var codes []string
 	meta.Get("warnings").ForEach(func(_, w gjson.Result) bool {
@@ -335,21 +341,60 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, e
 		return true
 	})
 	if len(codes) > 0 {
-		head.WriteString(" warnings=" + strings.Join(codes, ","))
+		tail.WriteString(" warnings=" + strings.Join(codes, ","))
 	}
 	var prose []string
-	if extra > 0 {
-		prose = append(prose, fmt.Sprintf("The resource server sent %d hits beyond limit=%d; they are not included.", extra, limit))
-	}
-	if m := moreHits(hybrid, top.nextCursor.Str != "", limit); hasMore && m != "" {
-		prose = append(prose, m)
+	if pg.extra > 0 {
+		prose = append(prose, fmt.Sprintf("The resource server sent %d hits beyond limit=%d; they are not included.", pg.extra, pg.limit))
 	}
 	if w := recallWarning(meta); w != "" {
 		prose = append(prose, w)
 	}
 	prose = append(prose, sourceWarnings(meta)...)
 	if len(prose) > 0 {
-		head.WriteString(" — " + strings.Join(prose, " "))
+		tail.WriteString(" — " + strings.Join(prose, " "))
+	}
+	// header, reach and footer take the page's hit count n, so the text of
+	// a larger page can be sized before advising one.
+	header := func(shown, n int) string {
+		if shown < n {
+			return "search: " + strconv.Itoa(shown) + " of " + strconv.Itoa(n) + " hit(s) listed" + tail.String()
+		}
+		return "search: " + strconv.Itoa(n) + " hit(s)" + tail.String()
+	}
+	// A cursor pages on from a smaller limit unless the RS answered with
+	// more hits and no cursor (a package searched without connection_id).
+	cursorPages := !pg.hybrid && (top.nextCursor.Str != "" || !rsMore)
+	reach := func(shown, n int, larger bool) string {
+		unlisted := n - shown
+		what := ""
+		switch {
+		case unlisted > 0:
+			what = strconv.Itoa(unlisted) + " more hit(s) not listed (ids in structuredContent.results)"
+		case hasMore && pg.hybrid && larger:
+			return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic to page through every match."
+		case hasMore && !cursorPages && !pg.hybrid:
+			what = "More hits exist but no next_cursor came back"
+		case hasMore && pg.hybrid:
+			what = "More hits exist"
+		default:
+			return ""
+		}
+		switch {
+		case pg.hybrid:
+			return what + ": hybrid search has no cursor, so search with mode lexical or semantic to page through every match, or narrow q or streams."
+		case !cursorPages:
+			return what + ": pass connection_id to page one connection at a time."
+		case shown == 0:
+			return what + ": narrow q or streams."
+		}
+		// A cursor is bound to its query, limit included (a package's
+		// cursors are): a smaller limit starts again from the first page.
+		from := ""
+		if pg.cursor {
+			from = " and no cursor"
+		}
+		return what + ": to list them, search again with limit=" + strconv.Itoa(shown) + from + ", then page by next_cursor."
 	}
 
 	reads := map[string]evidence.TextField{}
@@ -358,19 +403,18 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, e
 			reads[e.ID] = e.FieldWindows[0]
 		}
 	}
-	footer := func(shown int) string {
-		if len(results) == 0 {
-			return ""
-		}
+	footer := func(shown, n int, withReads, larger bool) string {
 		var f []string
-		if rest := len(results) - shown; rest > 0 {
-			how := "or search with a smaller limit and page by cursor"
-			if hybrid {
-				how = "or search with a smaller limit (hybrid search has no cursor)"
-			}
-			f = append(f, fmt.Sprintf("%d more hit(s) not listed: ids in structuredContent.results, %s.", rest, how))
+		if r := reach(shown, n, larger); r != "" {
+			f = append(f, r)
 		}
-		f = append(f, "fetch(id) with an id exactly as shown (it names its connection); read_record_field with the args shown reads more of a field.")
+		if shown > 0 {
+			s := "fetch(id) with an id exactly as shown (it names its connection)"
+			if withReads {
+				s += "; read_record_field with the args shown reads more of a field"
+			}
+			f = append(f, s+".")
+		}
 		return strings.Join(f, " ")
 	}
 	// Hits that can be listed, each with the read of its best evidence.
@@ -394,39 +438,55 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, e
 	}
 	// Fill the budget in order of value: the first three hits, then the
 	// evidence reads of the first two, then further hits.
-	size, shown := head.Len(), 0
-	fits := func(extra, shownAfter int) bool {
-		return size+extra+1+len(footer(shownAfter)) <= searchTextBudget
+	size, shown, withReads := 0, 0, false
+	total := func(shownAfter, n int, readsAfter bool, larger bool) int {
+		t := len(header(shownAfter, n)) + size
+		if f := footer(shownAfter, n, readsAfter, larger); f != "" {
+			t += 1 + len(f)
+		}
+		return t
+	}
+	fits := func(extra, shownAfter int, readsAfter bool) bool {
+		return total(shownAfter, len(results), readsAfter, false)+extra <= searchTextBudget
 	}
 	addHits := func(upTo int) {
-		for shown < min(upTo, len(items)) && fits(1+len(items[shown].line), shown+1) {
+		for shown < min(upTo, len(items)) && fits(1+len(items[shown].line), shown+1, withReads) {
 			size += 1 + len(items[shown].line)
 			shown++
 		}
 	}
 	addHits(3)
 	for i := 0; i < min(searchTextReads, shown); i++ {
-		if items[i].read != "" && fits(len(items[i].read), shown) {
-			items[i].withRead = true
+		if items[i].read != "" && fits(len(items[i].read), shown, true) {
+			items[i].withRead, withReads = true, true
 			size += len(items[i].read)
 		}
 	}
 	addHits(len(items))
-	var lines []string
-	for _, it := range items[:shown] {
-		if it.withRead {
-			it.line += it.read
+	// A larger limit lists more only when every hit is listed, the text
+	// lists fewer than it can, and the text of a page of 100 hits would
+	// still fit another line as long as the longest here (with room for a
+	// wider source_mix).
+	larger := false
+	if pg.hybrid && pg.limit < 100 && shown == len(results) && shown > 0 && shown < searchTextHits {
+		longest := 0
+		for _, it := range items[:shown] {
+			longest = max(longest, len(it.line))
 		}
-		lines = append(lines, it.line)
+		larger = total(shown+1, 100, withReads, false)+1+longest+largerSlack <= searchTextBudget
 	}
-	out := head.String()
-	if len(lines) > 0 {
-		out += "\n" + strings.Join(lines, "\n")
+	var b strings.Builder
+	b.WriteString(header(shown, len(results)))
+	for _, it := range items[:shown] {
+		b.WriteString("\n" + it.line)
+		if it.withRead {
+			b.WriteString(it.read)
+		}
 	}
-	if f := footer(shown); f != "" {
-		out += "\n" + f
+	if f := footer(shown, len(results), withReads, larger); f != "" {
+		b.WriteString("\n" + f)
 	}
-	return out
+	return b.String()
 }
 
 // hitLine lists one hit: its complete id, source labels, title and snippet.
@@ -438,10 +498,10 @@ func hitLine(n int, r searchResult) string {
 		b.WriteString(" connection_id=" + inline(r.ConnectionID))
 	}
 	if r.ConnectorKey != "" {
-		b.WriteString(" connector_key=" + shorten(inline(r.ConnectorKey), 60))
+		b.WriteString(" connector_key=" + inline(shorten(r.ConnectorKey, 60)))
 	}
 	if r.Stream != "" {
-		b.WriteString(" stream=" + shorten(inline(r.Stream), 60))
+		b.WriteString(" stream=" + inline(shorten(r.Stream, 60)))
 	}
 	// A title built from the source label already names it.
 	if r.DisplayName != "" && !strings.HasPrefix(r.Title, r.DisplayName+" / ") {
@@ -450,10 +510,22 @@ func hitLine(n int, r searchResult) string {
 	if r.Title != "" && r.Title != r.ID {
 		b.WriteString(" title=" + jsonString(shorten(r.Title, 80)))
 	}
-	if r.Snippet != "" {
+	// A snippet that is the whole title adds only its highlights.
+	if r.Snippet != "" && evidence.PlainSnippet(r.Snippet, evidence.TitleMaxChars+1) != r.Title {
 		b.WriteString(" snippet=" + jsonString(evidence.Snippet(r.Snippet, 96)))
 	}
 	return b.String()
+}
+
+// wasCut reports whether a snippet is an excerpt: an ellipsis at either end.
+func wasCut(s string) bool {
+	s = strings.TrimSpace(s)
+	for _, e := range []string{"…", "..."} {
+		if strings.HasPrefix(s, e) || strings.HasSuffix(s, e) {
+			return true
+		}
+	}
+	return s == ""
 }
 
 func shorten(s string, n int) string {
@@ -496,20 +568,6 @@ func sourceMix(results []searchResult) string {
 		parts = append(parts, p+",count:"+strconv.Itoa(s.n)+"}")
 	}
 	return strings.Join(parts, "|")
-}
-
-// moreHits says how to reach the hits beyond this page. Hybrid search has no
-// cursor: the way on is a larger limit, or a paged mode.
-func moreHits(hybrid, hasCursor bool, limit int) string {
-	switch {
-	case hybrid && limit < 100:
-		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic to page through every match."
-	case hybrid:
-		return "More hits exist beyond the 100 hybrid search returns: narrow q or streams, or search with mode lexical or semantic to page through every match."
-	case hasCursor:
-		return "" // next_cursor says it
-	}
-	return "More hits exist but no next_cursor came back: pass connection_id to page one connection at a time."
 }
 
 // recallWarning says when the RS ranked a bounded candidate window rather

@@ -7,9 +7,13 @@ cd "$(dirname "$0")/../.."
 
 # The MCP Registry entry is checked by go test in .ci/run. Then: the
 # Kubernetes manifests parse as the API types they claim; the npm packages
-# install offline and serve; the container image's config and entrypoint;
-# the Claude Desktop bundle validates and serves.
+# install offline, serve and pass npm publish --dry-run; the container
+# image's config and entrypoint, and the image run in podman; the Claude
+# Desktop bundle validates and serves with the command lines Claude Desktop
+# builds.
 (cd deploy/kubernetes && go test ./...)
+# The release workflow: actionlint, and the pins it shares with these checks.
+bash scripts/release/workflow-check.sh
 bash scripts/release/npm-test.sh bin/pdpp-mcp
 bash scripts/release/image-test.sh bin/pdpp-mcp
 bash scripts/release/mcpb.sh --check bin/pdpp-mcp

@@ -3,6 +3,9 @@
 # no container engine (scripts/release/ociimage), unpack it, check its config
 # (entrypoint, nonroot user, MCP server label) and run the entrypoint from the
 # unpacked root: a stdio demo session, then --http with /healthz and /readyz.
+# Then the same tarball in a container engine (podman-test.sh): loaded, run
+# over stdio, published on a port, and with the credential mount and user
+# the README documents.
 # BINARY must be a static linux/amd64 pdpp-mcp; default: a fresh build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,4 +50,6 @@ curl -fsS "http://$addr/readyz"; echo
 kill -TERM "$pid"
 wait "$pid"
 pid=
-echo "image-test: image runs (stdio demo, /healthz, /readyz)"
+echo "image-test: image runs unpacked (stdio demo, /healthz, /readyz)"
+
+bash scripts/release/podman-test.sh "$work/image.tar" "$bin"

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // mcp-smoke.mjs COMMAND [ARGS...]: start an MCP stdio server, answer the
-// handshake, call the schema tool, close stdin and expect exit 0. Every
-// stdout line must be JSON-RPC. Exits non-zero, saying why, on any failure.
+// handshake, list the tools, call the schema tool, close stdin and expect
+// exit 0. Every stdout line must be JSON-RPC. Exits non-zero, saying why, on any failure.
 // Used by the release checks on whatever they install (npm, image, bundle).
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -20,6 +20,11 @@ const fail = (msg) => {
 };
 const timer = setTimeout(() => fail(`no result within ${limitMs} ms`), limitMs);
 child.on("error", (err) => fail(`cannot start ${cmd}: ${err.message}`));
+// A server that stops before the session ends fails at once, not at the limit.
+let closing = false;
+child.on("exit", (code, signal) => {
+  if (!closing) fail(`the server exited (${code ?? signal}) before the session ended`);
+});
 
 const send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
 const waiting = new Map();
@@ -50,10 +55,16 @@ const init = await call(1, "initialize", {
 });
 if (!init.result?.serverInfo?.name) fail(`initialize: ${JSON.stringify(init)}`);
 send({ method: "notifications/initialized", params: {} });
-const res = await call(2, "tools/call", { name: "schema", arguments: {} });
+// The six read-only tools, by name.
+const want = ["aggregate", "fetch", "query_records", "read_record_field", "schema", "search"];
+const list = await call(2, "tools/list", {});
+const names = (list.result?.tools ?? []).map((t) => t.name).sort();
+if (names.join() !== want.join()) fail(`tools/list: got ${JSON.stringify(names)}, want ${JSON.stringify(want)}`);
+const res = await call(3, "tools/call", { name: "schema", arguments: {} });
 const text = res.result?.content?.[0]?.text;
 if (res.result?.isError || typeof text !== "string" || text === "") fail(`tools/call schema: ${JSON.stringify(res).slice(0, 300)}`);
-console.log(`mcp-smoke: ${init.result.serverInfo.name} ${init.result.serverInfo.version} answered initialize and schema (${text.length} chars)`);
+console.log(`mcp-smoke: ${init.result.serverInfo.name} ${init.result.serverInfo.version} answered initialize, tools/list and schema (${text.length} chars)`);
+closing = true;
 child.stdin.end();
 child.on("exit", (code, signal) => {
   clearTimeout(timer);

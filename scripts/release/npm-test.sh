@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # npm-test.sh [BINARY]: build the npm packages for this machine's platform,
-# `npm pack` each one, install the tarballs into an empty folder with the
-# registry out of reach (--offline), and check that `npx pdpp-mcp --demo`
-# answers initialize and a tool call. BINARY defaults to a fresh static build.
+# `npm pack` and `npm publish --dry-run` each one, install the tarballs into
+# an empty folder with the registry out of reach (--offline), and check that
+# `npx pdpp-mcp --demo` answers initialize and a tool call. BINARY defaults to a fresh static build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
@@ -27,6 +27,21 @@ for d in "$work"/npm/*/; do
 	(cd "$work/tarballs" && npm pack --silent "$d" >/dev/null)
 done
 ls "$work/tarballs"
+
+# What the release workflow publishes, short of the upload: npm publish
+# --dry-run of each package built here (the launcher and this platform's),
+# with provenance asked for as in the workflow. npm says it is not logged in;
+# any other warning (a field npm would correct or drop) fails. A prerelease
+# needs a dist-tag other than latest, as in the workflow.
+for d in "$work"/npm/*/; do
+	npm publish --dry-run --provenance --access public --tag next --cache "$work/npm-cache" "$d" >"$work/publish.log" 2>&1 ||
+		{ echo "npm-test: npm publish --dry-run $(basename "$d") failed:"; cat "$work/publish.log"; exit 1; }
+	if grep -i 'warn' "$work/publish.log" | grep -qv 'requires you to be logged in'; then
+		echo "npm-test: npm publish --dry-run $(basename "$d") warns:"; grep -i warn "$work/publish.log"; exit 1
+	fi
+	grep -q '^+ ' "$work/publish.log" || { echo "npm-test: npm publish --dry-run $(basename "$d") named no package"; cat "$work/publish.log"; exit 1; }
+	echo "npm-test: $(grep '^+ ' "$work/publish.log") would publish"
+done
 
 # A fresh folder and a fresh npm cache: nothing can come from the registry.
 mkdir "$work/app"
@@ -63,4 +78,20 @@ set -e
 pkill -P $$ -x sleep 2>/dev/null || true # the stdin holder started above
 [ "$code" -eq 0 ] || { echo "npm-test: SIGTERM through the launcher exited $code, want 0"; cat "$work/sig.log"; exit 1; }
 if kill -0 "$server" 2>/dev/null; then echo "npm-test: the server outlived the launcher"; exit 1; fi
-echo "npm-test: npx pdpp-mcp answers; exit codes and SIGTERM pass through the launcher"
+# Without its platform package (installed with --omit=optional) the
+# launcher names the package, the platform, node_modules and the causes.
+mkdir "$work/no-optional"
+cd "$work/no-optional"
+echo '{"name":"npm-test-no-optional","private":true}' >package.json
+npm install --offline --cache "$work/npm-cache" --no-audit --no-fund --loglevel=error --omit=optional "$work"/tarballs/pdpp-mcp-0.0.0-npmtest.tgz
+if [ -d node_modules/@pdpp-mcp ]; then echo "npm-test: --omit=optional installed a platform package"; exit 1; fi
+set +e
+node_modules/.bin/pdpp-mcp --version 2>"$work/missing.log" >/dev/null
+code=$?
+set -e
+[ "$code" -eq 1 ] || { echo "npm-test: a missing platform package exited $code, want 1"; cat "$work/missing.log"; exit 1; }
+node_arch=$(node -p 'process.platform + " " + process.arch')
+for want in "@pdpp-mcp/${node_arch/ /-}@0.0.0-npmtest" "for $node_arch" "not in node_modules" "--omit=optional" "--no-optional" "download failed" "os/cpu do not match"; do
+	grep -qF -- "$want" "$work/missing.log" || { echo "npm-test: the missing-package message lacks \"$want\":"; cat "$work/missing.log"; exit 1; }
+done
+echo "npm-test: npx pdpp-mcp answers; exit codes and SIGTERM pass through the launcher; a missing platform package is explained"

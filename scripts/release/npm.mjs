@@ -80,7 +80,7 @@ function writeJSON(path, v) {
   writeFileSync(path, JSON.stringify(v, null, 2) + "\n");
 }
 
-function launcherSource() {
+function launcherSource(version) {
   const table = Object.fromEntries(platforms.map((p) => [`${p.os}-${p.cpu}`, [pkgName(p), exe(p)]]));
   return `#!/usr/bin/env node
 // Starts the pdpp-mcp binary from the platform package npm installed and
@@ -91,6 +91,7 @@ function launcherSource() {
 const { spawn } = require("node:child_process");
 
 const packages = ${JSON.stringify(table, null, 2)};
+const version = ${JSON.stringify(version)};
 
 function binaryPath() {
   // For packagers and tests: run a binary from elsewhere.
@@ -104,7 +105,18 @@ function binaryPath() {
   try {
     return require.resolve(entry[0] + "/bin/" + entry[1]);
   } catch {
-    process.stderr.write("pdpp-mcp: the optional dependency " + entry[0] + " is not installed; reinstall without --no-optional / --omit=optional\\n");
+    // npm installs the one platform package that fits as an optional
+    // dependency; when it is absent, say which one and why it may be.
+    const want = entry[0] + "@" + version;
+    process.stderr.write(
+      "pdpp-mcp: the binary for " + process.platform + " " + process.arch + " comes in the package " + want +
+        ", and it is not in node_modules (searched from " + __dirname + "). npm installs it as an optional " +
+        "dependency of pdpp-mcp and skips it without failing when: the install ran with --no-optional, " +
+        "--omit=optional or optional=false in .npmrc; its download failed; or its os/cpu do not match this " +
+        "Node (a lockfile made on another platform, or Node built for another architecture). Install it " +
+        "again with optional dependencies (npm install pdpp-mcp@" + version + " or npx -y pdpp-mcp@" + version +
+        "), or set PDPP_MCP_BINARY to a pdpp-mcp binary.\\n",
+    );
     process.exit(1);
   }
 }
@@ -139,7 +151,7 @@ function build(o) {
 
   const ldir = join(out, "pdpp-mcp");
   mkdirSync(join(ldir, "bin"), { recursive: true });
-  writeFileSync(join(ldir, "bin", "pdpp-mcp.js"), launcherSource());
+  writeFileSync(join(ldir, "bin", "pdpp-mcp.js"), launcherSource(o.version));
   chmodSync(join(ldir, "bin", "pdpp-mcp.js"), 0o755);
   copyFileSync(join(root, "LICENSE"), join(ldir, "LICENSE"));
   writeFileSync(

@@ -54,3 +54,28 @@ func CPU(pid int) time.Duration {
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
+
+// RunTime is the time pid's live threads have spent on a CPU, from the
+// scheduler's nanosecond counters (/proc/<pid>/task/*/schedstat), 0 when it
+// cannot be read. Unlike CPU it resolves single calls; threads that have
+// exited are not counted, so compare differences over a short span.
+func RunTime(pid int) time.Duration {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[0], 10, 64)
+		total += n
+	}
+	return time.Duration(total)
+}
