@@ -1,7 +1,8 @@
 // Package loopback holds the project's one rule for whether a host name
-// names this machine: the rule that decides when an http:// provider URL
-// may carry a bearer, when the hosted gateway may skip --public-url, and
-// which Host and Origin values count as local.
+// names this machine. It decides when an http:// provider URL may carry a
+// bearer, when the hosted gateway may skip --public-url, which Host and
+// Origin values count as local, and where the demo authorization server
+// accepts a plain http redirect URI.
 //
 // The hosted handler's fast path keeps its own, narrower copy of the MCP
 // SDK's rule, because it must refuse exactly the Host headers the SDK

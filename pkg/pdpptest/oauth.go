@@ -22,6 +22,7 @@ import (
 	"github.com/go-oauth2/oauth2/v4/manage"
 	"github.com/go-oauth2/oauth2/v4/models"
 	"github.com/go-oauth2/oauth2/v4/server"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/loopback"
 )
 
 // The double's authorization server: what an MCP host needs to obtain a
@@ -247,7 +248,7 @@ func checkRedirectURI(raw string) error {
 	case u.Fragment != "":
 		return fmt.Errorf("redirect_uri %q has a fragment", truncate(raw, 100))
 	case u.Scheme == "http":
-		if h := u.Hostname(); h != "localhost" && h != "127.0.0.1" && h != "::1" {
+		if !loopback.Host(u.Hostname()) {
 			return fmt.Errorf("redirect_uri %q: plain http is allowed on loopback only", truncate(raw, 100))
 		}
 	case u.Scheme == "javascript" || u.Scheme == "data":
