@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/loopback"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/hosted"
@@ -117,7 +118,7 @@ func parseHTTPConfig(c *cli.Context) (*httpConfig, error) {
 		host = "127.0.0.1"
 	}
 	hc.addr = net.JoinHostPort(host, port)
-	if !isLoopback(host) && hc.publicURL == "" {
+	if !loopback.Host(host) && hc.publicURL == "" {
 		return nil, usageErrorf("--http %s is not a loopback address: pass --public-url with the URL clients use (normally https behind a TLS proxy)", hc.addr)
 	}
 	for _, p := range splitList(c.StringSlice("trusted-proxies")) {
@@ -176,14 +177,6 @@ func splitList(vs []string) []string {
 		out = append(out, strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })...)
 	}
 	return out
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
-	return err == nil && a.IsLoopback()
 }
 
 // serveHTTP runs hosted mode until ctx ends (a signal); hosted.Serve does

@@ -1,6 +1,8 @@
 // Package jsonw holds the JSON text helpers several packages need to write
 // JSON by hand (to keep a source document's key order, or to build handles
-// byte for byte): one string escaper, one compact encoder and one array
+// and results byte for byte): one string escaper, in two modes (the
+// project's, which leaves HTML characters alone, and encoding/json's exact
+// rules for output that must match it), one compact encoder and one array
 // joiner, so every writer escapes and joins the same way.
 package jsonw
 
@@ -14,28 +16,54 @@ import (
 // > and & alone (the text is read by models and people, not embedded in
 // HTML), as JavaScript's JSON.stringify does; control characters are escaped
 // and invalid UTF-8 becomes U+FFFD.
-func AppendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte { return appendString(b, s, false) }
+
+// AppendMarshalString appends s exactly as encoding/json's Marshal writes a
+// string, for output that must match that encoder byte for byte: <, > and &
+// become \u003c, \u003e and \u0026, \b and \f are escaped by name, U+2028
+// and U+2029 are escaped, and invalid UTF-8 becomes U+FFFD.
+func AppendMarshalString(b []byte, s string) []byte { return appendString(b, s, true) }
+
+// escapeASCII says which ASCII bytes each mode escapes: [0] for AppendString,
+// [1] for AppendMarshalString.
+var escapeASCII = func() (t [2][utf8.RuneSelf]bool) {
+	for c := range utf8.RuneSelf {
+		plain := c < 0x20 || c == '"' || c == '\\'
+		t[0][c] = plain
+		t[1][c] = plain || c == '<' || c == '>' || c == '&'
+	}
+	return t
+}()
+
+func appendString(b []byte, s string, marshal bool) []byte {
 	const hex = "0123456789abcdef"
+	esc := &escapeASCII[0]
+	if marshal {
+		esc = &escapeASCII[1]
+	}
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
+		if c := s[i]; c < utf8.RuneSelf {
+			if !esc[c] {
+				i++
+				continue
+			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
+			switch {
+			case c == '"' || c == '\\':
 				b = append(b, '\\', c)
-			case '\n':
+			case c == '\n':
 				b = append(b, '\\', 'n')
-			case '\r':
+			case c == '\r':
 				b = append(b, '\\', 'r')
-			case '\t':
+			case c == '\t':
 				b = append(b, '\\', 't')
-			default:
+			case marshal && c == '\b':
+				b = append(b, '\\', 'b')
+			case marshal && c == '\f':
+				b = append(b, '\\', 'f')
+			default: // other control characters, and <, > and & when marshalling
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			}
 			i++
@@ -47,6 +75,13 @@ func AppendString(b []byte, s string) []byte {
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
 			i++
+			start = i
+			continue
+		}
+		if marshal && (r == '\u2028' || r == '\u2029') {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
 			start = i
 			continue
 		}

@@ -12,6 +12,7 @@ func TestAppendString(t *testing.T) {
 		{"tab\tnl\ncr\r\x01\\", `"tab\tnl\ncr\r\u0001\\"`},
 		{"caf\xc3\xa9 \xff", `"café \ufffd"`},
 		{"\u2028", "\"\u2028\""},
+		{"bell\b form\f", `"bell\u0008 form\u000c"`},
 	} {
 		got := String(tt.in)
 		if got != tt.want {
@@ -22,6 +23,36 @@ func TestAppendString(t *testing.T) {
 			t.Errorf("%s is not JSON: %v", got, err)
 		}
 	}
+}
+
+// The SDK encodes a result's text with json.Marshal, and pkg/server writes
+// results itself in its place: AppendMarshalString must match it byte for
+// byte.
+func TestAppendMarshalString(t *testing.T) {
+	for _, s := range []string{"", "plain", "\x00\b\f\n\r\t\"\\", "\u2028\u2029", "\xff", "é😀", "<>&", "\x7f", "a\xc3"} {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendMarshalString(nil, s); string(got) != string(want) {
+			t.Errorf("AppendMarshalString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+func FuzzAppendMarshalString(f *testing.F) {
+	for _, s := range []string{"", "plain", "\x00\b\f\n\r\t\"\\", "\u2028\u2029", "\xff", "é😀", "<>&", "\x7f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendMarshalString(nil, s); string(got) != string(want) {
+			t.Errorf("%q:\n got %s\nwant %s", s, got, want)
+		}
+	})
 }
 
 func TestCompact(t *testing.T) {

@@ -284,18 +284,6 @@ func (p *Printer) printFooter(b *strings.Builder, r *Result, replaced int) {
 	}
 }
 
-// Note writes a line of the probe's own (a golden check verdict, a
-// summary), with server text in it sanitised, wrapped to the width.
-func (p *Printer) Note(s string) error {
-	clean, _ := p.untrusted(s)
-	var b strings.Builder
-	for _, piece := range termstyle.Wrap(clean, p.o.Width) {
-		b.WriteString(p.dim.Render(piece) + "\n")
-	}
-	_, err := io.WriteString(p.w, b.String())
-	return err
-}
-
 // Diff writes a golden mismatch: its reason and the unified diff.
 func (p *Printer) Diff(m *Mismatch) error {
 	var b strings.Builder

@@ -9,20 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// Untrusted is text that came from a server (tool results, error messages, a
-// spawned server's stderr). Its String method is the only way it reaches a
-// terminal; Raw is the opt-out for files and comparisons.
-type Untrusted string
-
-// String returns the text safe to print: see Sanitize.
-func (u Untrusted) String() string {
-	s, _ := Sanitize(string(u))
-	return s
-}
-
-// Raw returns the text as received.
-func (u Untrusted) Raw() string { return string(u) }
-
 // Sanitize makes server text inert on a terminal and returns how many
 // characters it replaced. Line feeds and tabs are kept. Every other control
 // character is replaced by a visible stand-in, so an escape sequence cannot

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/loopback"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -160,10 +159,5 @@ func Cleartext(rawURL string) bool {
 	if err != nil || u.Scheme != "http" {
 		return false
 	}
-	h := u.Hostname()
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return false
-	}
-	ip := net.ParseIP(h)
-	return ip == nil || !ip.IsLoopback()
+	return !loopback.Host(u.Hostname())
 }

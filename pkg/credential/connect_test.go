@@ -109,6 +109,8 @@ func TestCleartext(t *testing.T) {
 		"http://[::1]:7000":           false,
 		"http://localhost:7000":       false,
 		"http://api.localhost":        false,
+		"http://LOCALHOST:7000":       false,
+		"http://[::ffff:127.0.0.1]:7": false,
 		"http://127.0.0.1.nip.io":     true,
 		"not a url\x7f":               false,
 		"ftp://files.example.com/pdp": false,

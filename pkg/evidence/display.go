@@ -111,14 +111,8 @@ func title(v displayView, opts TitleOptions) string {
 	return opts.Fallback
 }
 
-// SourceLabel names where a record came from: display_name, else the short
+// sourceLabel names where a record came from: display_name, else the short
 // connector key, else the connection id ("" when none is known).
-func SourceLabel(rec gjson.Result) string {
-	var b displayBufs
-	v := readDisplayView(rec, &b)
-	return sourceLabel(v)
-}
-
 func sourceLabel(v displayView) string {
 	for _, m := range [...]members{v.rec, v.data, v.source} {
 		if s := m.firstString("display_name"); s != "" {
@@ -133,16 +127,10 @@ func sourceLabel(v displayView) string {
 	return v.rec.firstString("connection_id", "connector_instance_id")
 }
 
-// Timestamp returns the record's most meaningful time: the declared
+// timestamp returns the record's most meaningful time: the declared
 // event-time field, else the first authored time (sent_at, received_at,
 // authored_at, created_at, …) on the record and then in its data, else
 // emitted_at. "" when there is none.
-func Timestamp(rec gjson.Result, eventTimeField string) string {
-	var b displayBufs
-	v := readDisplayView(rec, &b)
-	return timestamp(v, eventTimeField)
-}
-
 func timestamp(v displayView, eventTimeField string) string {
 	if eventTimeField != "" {
 		if t := v.payload.firstString(eventTimeField); t != "" {

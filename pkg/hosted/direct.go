@@ -102,9 +102,10 @@ func acceptsBoth(values []string) bool {
 	return json && stream
 }
 
-// isLoopback is the SDK's own loopback test, to the letter. It is narrower
-// than isLoopbackHost (no *.localhost, no IPv4-mapped addresses): the direct
-// path must never serve a Host the SDK would refuse.
+// isLoopback is the SDK's own loopback test, to the letter. It takes a port
+// and is narrower than loopback.Host (no *.localhost names, "localhost" in
+// lower case only): the direct path must never serve a Host the SDK would
+// refuse, so it keeps the SDK's rule rather than the project's.
 func isLoopback(hostport string) bool {
 	host, _, err := net.SplitHostPort(hostport)
 	if err != nil {

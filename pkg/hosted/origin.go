@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/loopback"
 )
 
 // resolveOrigin returns the public origin to advertise for r, and whether the
@@ -25,7 +27,7 @@ func (h *Handler) resolveOrigin(r *http.Request) (string, bool, *apiError) {
 			fwdProto = ""
 		}
 	}
-	if h.public != nil && !(isLoopbackHost(h.public.Hostname()) && fwdHost != "") {
+	if h.public != nil && !(loopback.Host(h.public.Hostname()) && fwdHost != "") {
 		// A request for the configured public host cannot be a DNS
 		// rebinding attack, so the SDK's loopback Host check may let it in.
 		return h.public.Scheme + "://" + h.public.Host, viaProxy || strings.EqualFold(r.Host, h.public.Host), nil
@@ -109,20 +111,11 @@ func (h *Handler) hostAllowed(hostport string) bool {
 	return false
 }
 
-func isLoopbackHost(host string) bool {
-	host = strings.ToLower(strings.Trim(host, "[]"))
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Unmap().IsLoopback()
-}
-
 // isPrivateHost: loopback, .local names, unspecified, RFC 1918, link-local
 // and unique-local addresses.
 func isPrivateHost(host string) bool {
 	host = strings.ToLower(host)
-	if isLoopbackHost(host) || strings.HasSuffix(host, ".local") {
+	if loopback.Host(host) || strings.HasSuffix(host, ".local") {
 		return true
 	}
 	a, err := netip.ParseAddr(host)
@@ -151,5 +144,5 @@ func (h *Handler) originAllowed(r *http.Request, base string) bool {
 	}
 	ou, err := url.Parse(o)
 	bu, err2 := url.Parse(base)
-	return err == nil && err2 == nil && isLoopbackHost(bu.Hostname()) && isLoopbackHost(ou.Hostname())
+	return err == nil && err2 == nil && loopback.Host(bu.Hostname()) && loopback.Host(ou.Hostname())
 }

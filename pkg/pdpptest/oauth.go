@@ -22,6 +22,7 @@ import (
 	"github.com/go-oauth2/oauth2/v4/manage"
 	"github.com/go-oauth2/oauth2/v4/models"
 	"github.com/go-oauth2/oauth2/v4/server"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/loopback"
 )
 
 // The double's authorization server: what an MCP host needs to obtain a
@@ -247,7 +248,7 @@ func checkRedirectURI(raw string) error {
 	case u.Fragment != "":
 		return fmt.Errorf("redirect_uri %q has a fragment", truncate(raw, 100))
 	case u.Scheme == "http":
-		if h := u.Hostname(); h != "localhost" && h != "127.0.0.1" && h != "::1" {
+		if !loopback.Host(u.Hostname()) {
 			return fmt.Errorf("redirect_uri %q: plain http is allowed on loopback only", truncate(raw, 100))
 		}
 	case u.Scheme == "javascript" || u.Scheme == "data":
@@ -375,6 +376,23 @@ func requestDigest(q url.Values) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// admitAuthRequest checks r's authorization request and, when it is refused,
+// answers: on the page itself when the client or its redirect URI is wrong
+// (nothing may be redirected there), else with an error redirect to the
+// client.
+func (as *authServer) admitAuthRequest(w http.ResponseWriter, r *http.Request) (*authRequest, bool) {
+	ar, refusal, code := as.checkAuthRequest(r)
+	switch {
+	case refusal != "":
+		writeConsentError(w, refusal)
+		return nil, false
+	case code != "":
+		redirectError(w, r, ar, code)
+		return nil, false
+	}
+	return ar, true
+}
+
 // consentHeaders keep the page from being framed or running scripts.
 func consentHeaders(w http.ResponseWriter) {
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
@@ -385,13 +403,8 @@ func consentHeaders(w http.ResponseWriter) {
 
 func (as *authServer) handleConsentPage(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
-	ar, refusal, code := as.checkAuthRequest(r)
-	if refusal != "" {
-		writeConsentError(w, refusal)
-		return
-	}
-	if code != "" {
-		redirectError(w, r, ar, code)
+	ar, ok := as.admitAuthRequest(w, r)
+	if !ok {
 		return
 	}
 	nonce := newToken()
@@ -448,13 +461,8 @@ func (as *authServer) handleDecision(w http.ResponseWriter, r *http.Request) {
 		writeConsentError(w, "The form could not be read.")
 		return
 	}
-	ar, refusal, code := as.checkAuthRequest(r)
-	if refusal != "" {
-		writeConsentError(w, refusal)
-		return
-	}
-	if code != "" {
-		redirectError(w, r, ar, code)
+	ar, ok := as.admitAuthRequest(w, r)
+	if !ok {
 		return
 	}
 	nonce := r.PostForm.Get("consent_nonce")

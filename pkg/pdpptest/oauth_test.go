@@ -91,6 +91,8 @@ func TestOAuthRegister(t *testing.T) {
 		{"not JSON", `{`, 400, "invalid_client_metadata"},
 		{"no redirect", `{"client_name":"x"}`, 400, "invalid_redirect_uri"},
 		{"http off loopback", `{"redirect_uris":["http://evil.example/cb"]}`, 400, "invalid_redirect_uri"},
+		{"http on a name ending in localhost", `{"redirect_uris":["http://localhost.evil.example/cb"]}`, 400, "invalid_redirect_uri"},
+		{"http on another loopback address", `{"redirect_uris":["http://127.0.0.2:9/cb"]}`, 201, `"client_id"`},
 		{"fragment", `{"redirect_uris":["http://127.0.0.1/cb#x"]}`, 400, "invalid_redirect_uri"},
 		{"javascript", `{"redirect_uris":["javascript:alert(1)"]}`, 400, "invalid_redirect_uri"},
 		{"client credentials", `{"redirect_uris":["http://localhost/cb"],"grant_types":["client_credentials"]}`, 400, "invalid_client_metadata"},

@@ -409,6 +409,33 @@ func (svc *searchService) resolveCursor(prefix, cursor, plan string) (*searchSna
 	return snap, off, nil
 }
 
+// pagedSearch is what the lexical and semantic handlers share before they
+// render a page: the parameters, the sources for the mode's declared fields,
+// and the snapshot the page is cut from with its offset. A request with a
+// cursor continues the snapshot the cursor names (if this request may); a
+// first page gets a new snapshot, filled in by rank and kept for the pages
+// after it.
+func (svc *searchService) pagedSearch(c *call, mode searchMode, declared declaredFieldsFunc, cursorPrefix string,
+	rank func(*searchSnapshot, *searchParams, []*searchSource)) (*searchParams, *searchSnapshot, int, *apiError) {
+	p, aerr := parseSearchParams(c, mode)
+	if aerr != nil {
+		return nil, nil, 0, aerr
+	}
+	sources, aerr := c.searchSources(p, declared)
+	if aerr != nil {
+		return nil, nil, 0, aerr
+	}
+	plan := c.planKey(mode, p, sources)
+	if p.cursor != "" {
+		snap, off, aerr := svc.resolveCursor(cursorPrefix, p.cursor, plan)
+		return p, snap, off, aerr
+	}
+	snap := &searchSnapshot{id: newSnapshotID(), plan: plan, created: svc.s.now()}
+	rank(snap, p, sources)
+	svc.snaps.put(snap, snap.created)
+	return p, snap, 0, nil
+}
+
 // pageBounds slices [off, off+limit) out of n results.
 func pageBounds(n, off, limit int) (from, to int, more bool) {
 	from = min(off, n)

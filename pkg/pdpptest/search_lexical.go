@@ -562,25 +562,12 @@ func (svc *searchService) lexicalRank(q string, sources []*searchSource) ([]*lex
 
 // handleLexical answers GET /v1/search.
 func (svc *searchService) handleLexical(c *call) error {
-	p, aerr := parseSearchParams(c, modeLexical)
+	p, snap, off, aerr := svc.pagedSearch(c, modeLexical, lexicalFieldsOf, "",
+		func(snap *searchSnapshot, p *searchParams, sources []*searchSource) {
+			snap.lexical, snap.recall = svc.lexicalRank(p.q, sources)
+		})
 	if aerr != nil {
 		return aerr
-	}
-	sources, aerr := c.searchSources(p, lexicalFieldsOf)
-	if aerr != nil {
-		return aerr
-	}
-	plan := c.planKey(modeLexical, p, sources)
-	var snap *searchSnapshot
-	off := 0
-	if p.cursor != "" {
-		if snap, off, aerr = svc.resolveCursor("", p.cursor, plan); aerr != nil {
-			return aerr
-		}
-	} else {
-		hits, recall := svc.lexicalRank(p.q, sources)
-		snap = &searchSnapshot{id: newSnapshotID(), plan: plan, created: svc.s.now(), lexical: hits, recall: recall}
-		svc.snaps.put(snap, snap.created)
 	}
 	from, to, more := pageBounds(len(snap.lexical), off, p.limit)
 	data := make([]any, 0, to-from)

@@ -258,24 +258,12 @@ func (svc *searchService) hydrate(h *semanticHit) (rec *storedRecord, snip *obje
 
 // handleSemantic answers GET /v1/search/semantic.
 func (svc *searchService) handleSemantic(c *call) error {
-	p, aerr := parseSearchParams(c, modeSemantic)
+	p, snap, off, aerr := svc.pagedSearch(c, modeSemantic, semanticFieldsOf, semanticCursorPrefix,
+		func(snap *searchSnapshot, p *searchParams, sources []*searchSource) {
+			snap.sem = svc.semanticRank(p.q, p.limit, sources)
+		})
 	if aerr != nil {
 		return aerr
-	}
-	sources, aerr := c.searchSources(p, semanticFieldsOf)
-	if aerr != nil {
-		return aerr
-	}
-	plan := c.planKey(modeSemantic, p, sources)
-	var snap *searchSnapshot
-	off := 0
-	if p.cursor != "" {
-		if snap, off, aerr = svc.resolveCursor(semanticCursorPrefix, p.cursor, plan); aerr != nil {
-			return aerr
-		}
-	} else {
-		snap = &searchSnapshot{id: newSnapshotID(), plan: plan, created: svc.s.now(), sem: svc.semanticRank(p.q, p.limit, sources)}
-		svc.snaps.put(snap, snap.created)
 	}
 	from, to, more := pageBounds(len(snap.sem), off, p.limit)
 	data := make([]any, 0, to-from)

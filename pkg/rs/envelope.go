@@ -14,17 +14,12 @@ import (
 // proxy page, a stack trace). The cut is marked in the message itself.
 const maxTextMessage = 512
 
-// parseError builds an *Error from a non-2xx answer. It accepts the canonical
-// {"error":{...}} envelope, the OAuth {"error":"x","error_description":"..."}
-// shape, any other JSON object, and non-JSON text. It never fails: whatever
-// the body, the result has a Code and a Message.
-func parseError(status int, header http.Header, body []byte) *Error {
-	return parseErrorTok(status, header, body, "", false)
-}
-
-// parseErrorTok is parseError for a body that may echo tok: every string
-// taken from it is redacted (after decoding), made valid UTF-8 and bounded.
-// deep says the body nests deeper than MaxDepth and must not be parsed.
+// parseErrorTok builds an *Error from a non-2xx answer. It accepts the
+// canonical {"error":{...}} envelope, the OAuth
+// {"error":"x","error_description":"..."} shape, any other JSON object, and
+// non-JSON text. It never fails: whatever the body, the result has a Code and
+// a Message. The body may echo tok: every string taken from it is redacted
+// (after decoding), made valid UTF-8 and bounded. deep says the body nests deeper than MaxDepth and must not be parsed.
 func parseErrorTok(status int, header http.Header, body []byte, tok string, deep bool) *Error {
 	e := &Error{Status: status}
 	if header != nil {

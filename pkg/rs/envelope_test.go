@@ -139,7 +139,7 @@ func TestParseError(t *testing.T) {
 			if tt.rid != "" {
 				h.Set("Request-Id", tt.rid)
 			}
-			got := parseError(tt.status, h, []byte(tt.body))
+			got := parseErrorTok(tt.status, h, []byte(tt.body), "", false)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parseError mismatch (-want +got):\n%s", diff)
 			}
@@ -148,7 +148,7 @@ func TestParseError(t *testing.T) {
 }
 
 func TestErrorString(t *testing.T) {
-	e := parseError(409, nil, []byte(`{"error":{"code":"ambiguous_connection","message":"pick one"}}`))
+	e := parseErrorTok(409, nil, []byte(`{"error":{"code":"ambiguous_connection","message":"pick one"}}`), "", false)
 	want := "resource server answered HTTP Conflict (409): ambiguous_connection: pick one"
 	if got := e.Error(); got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
@@ -173,7 +173,7 @@ func FuzzParseError(f *testing.F) {
 		f.Add(409, []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
-		e := parseError(status, nil, body)
+		e := parseErrorTok(status, nil, body, "", false)
 		if e.Status != status {
 			t.Fatalf("status %d, want %d", e.Status, status)
 		}

@@ -3,9 +3,9 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // A tool result is encoded three times on its way out through the SDK: the
@@ -65,7 +65,7 @@ func appendToolResult(b []byte, r *mcp.CallToolResult) ([]byte, bool) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"type":"text","text":`...)
-			b = appendString(b, c.(*mcp.TextContent).Text)
+			b = jsonw.AppendMarshalString(b, c.(*mcp.TextContent).Text)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -90,62 +90,4 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
-// appendString appends s as json.Marshal writes a string, which is how the
-// SDK encodes a result's text (its MarshalJSON methods use json.Marshal, so
-// <, > and & are escaped even though its message encoder turns HTML
-// escaping off): quotes, backslashes and control characters escaped (\b,
-// \f, \n, \r, \t by name), <, > and & as \u003c, \u003e and \u0026,
-// U+2028 and U+2029 escaped, invalid UTF-8 replaced by U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default: // other control characters, and <, > and &
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -63,22 +63,6 @@ func TestEncodeToolResultMatchesSDK(t *testing.T) {
 	}
 }
 
-// FuzzAppendString holds the string encoder to json.Marshal's.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "\x00\b\f\n\r\t\"\\", "\u2028\u2029", "\xff", "é😀", "<>&", "\x7f"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Errorf("%q:\n got %s\nwant %s", s, got, want)
-		}
-	})
-}
-
 // TestSelfEncodedAnswersMatchSDK sends the same calls to a stdio server
 // whose tool results leave the guard with their own encoding and to one
 // whose results the SDK encodes, and requires identical answer lines.

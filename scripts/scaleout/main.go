@@ -10,7 +10,8 @@
 //
 //	go run ./scripts/scaleout -bin bin/pdpp-mcp -haproxy /usr/sbin/haproxy
 //
-// scripts/scaleout/run.sh installs HAProxy (Debian) and builds the binary.
+// scripts/scaleout/run.sh builds the binary and finds HAProxy, which it
+// expects installed (.ci/run installs it in CI).
 package main
 
 import (

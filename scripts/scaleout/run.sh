@@ -4,8 +4,10 @@
 # and one replica killed part way; exits 1 if any call failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# A measuring script installs nothing: .ci/run installs HAProxy in CI.
 if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
-	apt-get install -y haproxy >/dev/null || { apt-get update >/dev/null && apt-get install -y haproxy >/dev/null; }
+	echo "scaleout: HAProxy is not installed; install it first (Debian/Ubuntu: apt-get install haproxy)" >&2
+	exit 1
 fi
 hp=$(command -v haproxy || echo /usr/sbin/haproxy)
 mkdir -p bin
