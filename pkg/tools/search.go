@@ -312,13 +312,40 @@ type searchPage struct {
 // answer: a larger limit only when it would list more, a smaller limit only
 // where a cursor pages on from it, args lines only when one is shown.
 func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, pg searchPage) string {
-	// Handles are separated by spaces and never followed by punctuation, so
-	// a tokenizer or a key=(\S+) regex takes them whole; prose comes after
-	// a dash.
-	var tail strings.Builder
 	rsMore := top.hasMore.Type == gjson.True
-	hasMore := rsMore || pg.extra > 0
-	if hasMore {
+	a := searchAdvice{
+		tail:    searchTail(top, results, pg),
+		pg:      pg,
+		hasMore: rsMore || pg.extra > 0,
+		// A cursor pages on from a smaller limit unless the RS answered
+		// with more hits and no cursor (a package searched without
+		// connection_id).
+		cursorPages: !pg.hybrid && (top.nextCursor.Str != "" || !rsMore),
+	}
+	items := searchItems(results, ladder)
+	shown, withReads, size := a.fill(items, len(results))
+	larger := a.largerLists(items, shown, len(results), size, withReads)
+	var b strings.Builder
+	b.WriteString(a.header(shown, len(results)))
+	for _, it := range items[:shown] {
+		b.WriteString("\n" + it.line)
+		if it.withRead {
+			b.WriteString(it.read)
+		}
+	}
+	if f := a.footer(shown, len(results), withReads, larger); f != "" {
+		b.WriteString("\n" + f)
+	}
+	return b.String()
+}
+
+// searchTail is what follows the header's count: the page's handles
+// (has_more, next_cursor, first_fetch_id), totals, warnings, then prose
+// after a dash. Handles are separated by spaces and never followed by
+// punctuation, so a tokenizer or a key=(\S+) regex takes them whole.
+func searchTail(top searchTop, results []searchResult, pg searchPage) string {
+	var tail strings.Builder
+	if top.hasMore.Type == gjson.True || pg.extra > 0 {
 		tail.WriteString(" has_more=true")
 	}
 	if c := top.nextCursor.Str; c != "" {
@@ -358,75 +385,98 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 	if len(prose) > 0 {
 		tail.WriteString(" — " + strings.Join(prose, " "))
 	}
-	// header, reach and footer take the page's hit count n, so the text of
-	// a larger page can be sized before advising one.
-	header := func(shown, n int) string {
-		if shown < n {
-			return "search: " + strconv.Itoa(shown) + " of " + strconv.Itoa(n) + " hit(s) listed" + tail.String()
-		}
-		return "search: " + strconv.Itoa(n) + " hit(s)" + tail.String()
-	}
-	// A cursor pages on from a smaller limit unless the RS answered with
-	// more hits and no cursor (a package searched without connection_id).
-	cursorPages := !pg.hybrid && (top.nextCursor.Str != "" || !rsMore)
-	reach := func(shown, n int, larger bool) string {
-		unlisted := n - shown
-		what := ""
-		switch {
-		case unlisted > 0:
-			what = strconv.Itoa(unlisted) + " more hit(s) not listed (ids in structuredContent.results)"
-		case hasMore && pg.hybrid && larger:
-			return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic to page through every match."
-		case hasMore && !cursorPages && !pg.hybrid:
-			what = "More hits exist but no next_cursor came back"
-		case hasMore && pg.hybrid:
-			what = "More hits exist"
-		default:
-			return ""
-		}
-		switch {
-		case pg.hybrid:
-			return what + ": hybrid search has no cursor, so search with mode lexical or semantic to page through every match, or narrow q or streams."
-		case !cursorPages:
-			return what + ": pass connection_id to page one connection at a time."
-		case shown == 0:
-			return what + ": narrow q or streams."
-		}
-		// A cursor is bound to its query, limit included (a package's
-		// cursors are): a smaller limit starts again from the first page.
-		from := ""
-		if pg.cursor {
-			from = " and no cursor"
-		}
-		return what + ": to list them, search again with limit=" + strconv.Itoa(shown) + from + ", then page by next_cursor."
-	}
+	return tail.String()
+}
 
+// searchAdvice writes the header and footer of one search answer. Each
+// takes the number of hits listed and the page's hit count n, so the text
+// of a larger page can be sized before advising one.
+type searchAdvice struct {
+	tail                 string
+	pg                   searchPage
+	hasMore, cursorPages bool
+}
+
+func (a searchAdvice) header(shown, n int) string {
+	if shown < n {
+		return "search: " + strconv.Itoa(shown) + " of " + strconv.Itoa(n) + " hit(s) listed" + a.tail
+	}
+	return "search: " + strconv.Itoa(n) + " hit(s)" + a.tail
+}
+
+// reach says what is not listed and the one step that reaches it in this
+// answer, or "".
+func (a searchAdvice) reach(shown, n int, larger bool) string {
+	unlisted := n - shown
+	what := ""
+	switch {
+	case unlisted > 0:
+		what = strconv.Itoa(unlisted) + " more hit(s) not listed (ids in structuredContent.results)"
+	case a.hasMore && a.pg.hybrid && larger:
+		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic to page through every match."
+	case a.hasMore && !a.cursorPages && !a.pg.hybrid:
+		what = "More hits exist but no next_cursor came back"
+	case a.hasMore && a.pg.hybrid:
+		what = "More hits exist"
+	default:
+		return ""
+	}
+	switch {
+	case a.pg.hybrid:
+		return what + ": hybrid search has no cursor, so search with mode lexical or semantic to page through every match, or narrow q or streams."
+	case !a.cursorPages:
+		return what + ": pass connection_id to page one connection at a time."
+	case shown == 0:
+		return what + ": narrow q or streams."
+	}
+	// A cursor is bound to its query, limit included (a package's cursors
+	// are): a smaller limit starts again from the first page.
+	from := ""
+	if a.pg.cursor {
+		from = " and no cursor"
+	}
+	return what + ": to list them, search again with limit=" + strconv.Itoa(shown) + from + ", then page by next_cursor."
+}
+
+func (a searchAdvice) footer(shown, n int, withReads, larger bool) string {
+	var f []string
+	if r := a.reach(shown, n, larger); r != "" {
+		f = append(f, r)
+	}
+	if shown > 0 {
+		s := "fetch(id) with an id exactly as shown (it names its connection)"
+		if withReads {
+			s += "; read_record_field with the args shown reads more of a field"
+		}
+		f = append(f, s+".")
+	}
+	return strings.Join(f, " ")
+}
+
+// total is the size of the answer whose listed lines take size bytes.
+func (a searchAdvice) total(size, shown, n int, withReads, larger bool) int {
+	t := len(a.header(shown, n)) + size
+	if f := a.footer(shown, n, withReads, larger); f != "" {
+		t += 1 + len(f)
+	}
+	return t
+}
+
+// searchItem is a hit that can be listed, with the read of its best
+// evidence.
+type searchItem struct {
+	line, read string
+	withRead   bool
+}
+
+func searchItems(results []searchResult, ladder evidence.Ladder) []searchItem {
 	reads := map[string]evidence.TextField{}
 	for _, e := range ladder.Records {
 		if len(e.FieldWindows) > 0 {
 			reads[e.ID] = e.FieldWindows[0]
 		}
 	}
-	footer := func(shown, n int, withReads, larger bool) string {
-		var f []string
-		if r := reach(shown, n, larger); r != "" {
-			f = append(f, r)
-		}
-		if shown > 0 {
-			s := "fetch(id) with an id exactly as shown (it names its connection)"
-			if withReads {
-				s += "; read_record_field with the args shown reads more of a field"
-			}
-			f = append(f, s+".")
-		}
-		return strings.Join(f, " ")
-	}
-	// Hits that can be listed, each with the read of its best evidence.
-	type item struct {
-		line, read string
-		withRead   bool
-	}
-	var items []item
+	var items []searchItem
 	for i, r := range results {
 		if len(items) == searchTextHits {
 			break
@@ -434,24 +484,22 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 		if r.ID == "" {
 			continue // no record identity: nothing to fetch; counted in the footer
 		}
-		it := item{line: hitLine(i+1, r)}
+		it := searchItem{line: hitLine(i+1, r)}
 		if w, ok := reads[r.ID]; ok {
 			it.read = "\n   evidence field_path=" + inline(w.FieldPath) + " read_record_field args=" + compactJSON(w.Read.Args)
 		}
 		items = append(items, it)
 	}
-	// Fill the budget in order of value: the first three hits, then the
-	// evidence reads of the first two, then further hits.
-	size, shown, withReads := 0, 0, false
-	total := func(shownAfter, n int, readsAfter bool, larger bool) int {
-		t := len(header(shownAfter, n)) + size
-		if f := footer(shownAfter, n, readsAfter, larger); f != "" {
-			t += 1 + len(f)
-		}
-		return t
-	}
+	return items
+}
+
+// fill chooses what the budget lists, in order of value: the first three
+// hits, then the evidence reads of the first two, then further hits. It
+// marks the items whose read is shown and returns how many are listed and
+// the bytes they take.
+func (a searchAdvice) fill(items []searchItem, n int) (shown int, withReads bool, size int) {
 	fits := func(extra, shownAfter int, readsAfter bool) bool {
-		return total(shownAfter, len(results), readsAfter, false)+extra <= searchTextBudget
+		return a.total(size, shownAfter, n, readsAfter, false)+extra <= searchTextBudget
 	}
 	addHits := func(upTo int) {
 		for shown < min(upTo, len(items)) && fits(1+len(items[shown].line), shown+1, withReads) {
@@ -467,30 +515,23 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 		}
 	}
 	addHits(len(items))
-	// A larger limit lists more only when every hit is listed, the text
-	// lists fewer than it can, and the text of a page of 100 hits would
-	// still fit another line as long as the longest here (with room for a
-	// wider source_mix).
-	larger := false
-	if pg.hybrid && pg.limit < 100 && shown == len(results) && shown > 0 && shown < searchTextHits {
-		longest := 0
-		for _, it := range items[:shown] {
-			longest = max(longest, len(it.line))
-		}
-		larger = total(shown+1, 100, withReads, false)+1+longest+largerSlack <= searchTextBudget
+	return shown, withReads, size
+}
+
+// largerLists reports whether a larger limit would list more: only for
+// hybrid search (which has no cursor), when every hit is listed, the text
+// lists fewer than it can, and the text of a page of 100 hits would still
+// fit another line as long as the longest here (with room for a wider
+// source_mix).
+func (a searchAdvice) largerLists(items []searchItem, shown, n, size int, withReads bool) bool {
+	if !a.pg.hybrid || a.pg.limit >= 100 || shown != n || shown == 0 || shown >= searchTextHits {
+		return false
 	}
-	var b strings.Builder
-	b.WriteString(header(shown, len(results)))
+	longest := 0
 	for _, it := range items[:shown] {
-		b.WriteString("\n" + it.line)
-		if it.withRead {
-			b.WriteString(it.read)
-		}
+		longest = max(longest, len(it.line))
 	}
-	if f := footer(shown, len(results), withReads, larger); f != "" {
-		b.WriteString("\n" + f)
-	}
-	return b.String()
+	return a.total(size, shown+1, 100, withReads, false)+1+longest+largerSlack <= searchTextBudget
 }
 
 // hitLine lists one hit: its complete id, source labels, title and snippet.
