@@ -61,8 +61,12 @@ set -e
 
 # Signals pass through: SIGTERM to the launcher reaches the server, which
 # stops cleanly (exit 0), and no server process is left behind.
-sleep 60 | node_modules/.bin/pdpp-mcp --demo >/dev/null 2>"$work/sig.log" &
+# stdin is a FIFO held open by this script, so the server keeps serving
+# until the signal and wait has no other process of a pipeline to wait for.
+mkfifo "$work/stdin"
+node_modules/.bin/pdpp-mcp --demo <"$work/stdin" >/dev/null 2>"$work/sig.log" &
 launcher=$!
+exec 7>"$work/stdin"
 for _ in $(seq 1 100); do
 	grep -q 'demo:' "$work/sig.log" && break
 	sleep 0.1
@@ -75,7 +79,7 @@ set +e
 wait "$launcher"
 code=$?
 set -e
-pkill -P $$ -x sleep 2>/dev/null || true # the stdin holder started above
+exec 7>&- # the stdin holder opened above
 [ "$code" -eq 0 ] || { echo "npm-test: SIGTERM through the launcher exited $code, want 0"; cat "$work/sig.log"; exit 1; }
 if kill -0 "$server" 2>/dev/null; then echo "npm-test: the server outlived the launcher"; exit 1; fi
 # Without its platform package (installed with --omit=optional) the
