@@ -201,12 +201,45 @@ func (c *Client) schema(ctx context.Context, path string, q rs.Query, conn strin
 				"Stream "+strconv.Quote(stream)+" is granted by several sources of this package. Pass connection_id to choose the one whose full schema to read.")
 		}
 	}
+	chs, err := c.fanAll(ctx, path, q)
+	if err != nil {
+		return nil, err
+	}
+	return c.mergeSchema(chs)
+}
+
+// fanAll asks every usable member the same path and query.
+func (c *Client) fanAll(ctx context.Context, path string, q rs.Query) ([]child, error) {
 	idxs := c.usable()
 	if len(idxs) == 0 {
 		return nil, c.allUnusableError()
 	}
-	chs := c.fan(ctx, idxs, path, func(int) rs.Query { return q }, nil)
-	return c.mergeSchema(chs)
+	return c.fan(ctx, idxs, path, func(int) rs.Query { return q }, nil), nil
+}
+
+// gather hands each child that answered to take, which reports false when
+// the answer is unusable. It returns a warning for every child that failed
+// and every member left out as unusable, or the first child's error when no
+// child gave a usable answer.
+func (c *Client) gather(chs []child, take func(child) bool) ([]warning, error) {
+	var warns []warning
+	failed := map[int]bool{}
+	ok := 0
+	for _, ch := range chs {
+		if ch.err == nil && !take(ch) {
+			ch = child{idx: ch.idx, err: &rs.TransportError{Code: rs.CodeInvalidResponse}}
+		}
+		if ch.err != nil {
+			failed[ch.idx] = true
+			warns = append(warns, c.childWarning(ch))
+			continue
+		}
+		ok++
+	}
+	if ok == 0 {
+		return nil, firstError(chs)
+	}
+	return append(warns, c.unusableWarnings(failed)...), nil
 }
 
 // schemaDoc is the schema object of a body, unwrapped from data when the RS
@@ -225,22 +258,11 @@ func (c *Client) mergeSchema(chs []child) (*rs.Response, error) {
 	var base gjson.Result
 	var connectors, streams, granted [][]byte
 	seen := map[string]bool{}
-	var warns []warning
-	failed := map[int]bool{}
-	ok := 0
-	for _, ch := range chs {
-		if ch.err != nil {
-			failed[ch.idx] = true
-			warns = append(warns, c.childWarning(ch))
-			continue
-		}
+	warns, err := c.gather(chs, func(ch child) bool {
 		doc := schemaDoc(ch.resp.Body)
 		if !doc.IsObject() {
-			failed[ch.idx] = true
-			warns = append(warns, c.childWarning(child{idx: ch.idx, err: &rs.TransportError{Code: rs.CodeInvalidResponse}}))
-			continue
+			return false
 		}
-		ok++
 		if !base.Exists() {
 			base = doc
 		}
@@ -282,14 +304,12 @@ func (c *Client) mergeSchema(chs []child) (*rs.Response, error) {
 			granted = append(granted, b.Bytes())
 			return true
 		})
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
-	if ok == 0 {
-		return nil, firstError(chs)
-	}
-	warns = append(warns, c.unusableWarnings(failed)...)
-	join := func(items [][]byte) string {
-		return "[" + string(bytes.Join(items, []byte(","))) + "]"
-	}
+	join := func(items [][]byte) string { return string(jsonw.Array(items)) }
 	set := []kv{{"connectors", join(connectors)}}
 	if streams != nil || base.Get("streams").Exists() {
 		set = append(set, kv{"streams", join(streams)})
@@ -328,7 +348,7 @@ func (c *Client) packageSources() string {
 		srcs = append(srcs, []byte(tagObject(t)))
 	}
 	set := []kv{{"grant_package", "true"}, {"member_count", strconv.Itoa(len(c.members))},
-		{"sources", "[" + string(bytes.Join(srcs, []byte(","))) + "]"}}
+		{"sources", string(jsonw.Array(srcs))}}
 	if c.pkgID != "" {
 		set = append(set, kv{"grant_package_id", jsonw.String(c.pkgID)})
 	}
@@ -338,22 +358,12 @@ func (c *Client) packageSources() string {
 // streams serves GET /v1/streams without connection_id: every usable
 // member's rows, each tagged with its source.
 func (c *Client) streams(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
-	idxs := c.usable()
-	if len(idxs) == 0 {
-		return nil, c.allUnusableError()
+	chs, err := c.fanAll(ctx, path, q)
+	if err != nil {
+		return nil, err
 	}
-	chs := c.fan(ctx, idxs, path, func(int) rs.Query { return q }, nil)
 	var rows [][]byte
-	var warns []warning
-	failed := map[int]bool{}
-	ok := 0
-	for _, ch := range chs {
-		if ch.err != nil {
-			failed[ch.idx] = true
-			warns = append(warns, c.childWarning(ch))
-			continue
-		}
-		ok++
+	warns, err := c.gather(chs, func(ch child) bool {
 		t := c.tag(ch.idx)
 		tagged := append([]kv{{"source", tagObject(t)}}, t...)
 		gjson.GetBytes(ch.resp.Body, "data").ForEach(func(_, v gjson.Result) bool {
@@ -365,17 +375,17 @@ func (c *Client) streams(ctx context.Context, path string, q rs.Query) (*rs.Resp
 			rows = append(rows, b.Bytes())
 			return true
 		})
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
-	if ok == 0 {
-		return nil, firstError(chs)
-	}
-	warns = append(warns, c.unusableWarnings(failed)...)
 	var out bytes.Buffer
 	out.WriteString(`{"object":"list","url":`)
 	out.WriteString(jsonw.String(path))
-	out.WriteString(`,"has_more":false,"data":[`)
-	out.Write(bytes.Join(rows, []byte(",")))
-	out.WriteString(`],"meta":`)
+	out.WriteString(`,"has_more":false,"data":`)
+	out.Write(jsonw.Array(rows))
+	out.WriteString(`,"meta":`)
 	c.packageMeta(&out, nil, warns)
 	out.WriteByte('}')
 	return synthResponse(out.Bytes()), nil
