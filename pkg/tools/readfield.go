@@ -158,12 +158,18 @@ func (a *readFieldArgs) request() (*fieldRead, error) {
 	return r, nil
 }
 
-func runReadField(ctx context.Context, env *Env, a *readFieldArgs) (*mcp.CallToolResult, error) {
+// window reads the field window the arguments name; the tool and the
+// field-window resource both read through it.
+func (a *readFieldArgs) window(ctx context.Context, env *Env) (*window, error) {
 	r, err := a.request()
 	if err != nil {
 		return nil, err
 	}
-	w, err := readWindow(ctx, env, r)
+	return readWindow(ctx, env, r)
+}
+
+func runReadField(ctx context.Context, env *Env, a *readFieldArgs) (*mcp.CallToolResult, error) {
+	w, err := a.window(ctx, env)
 	if err != nil {
 		return nil, err
 	}

@@ -206,11 +206,7 @@ func readFieldWindowResource(ctx context.Context, env *Env, uri string) (*mcp.Re
 		return nil, &toolError{Code: CodeInvalidArguments, Param: "limit_chars",
 			Message: "the handle's limit_chars is over 16384", Next: "build the handle with limit_chars of at most 16384"}
 	}
-	r, err := a.request()
-	if err != nil {
-		return nil, err
-	}
-	w, err := readWindow(ctx, env, r)
+	w, err := a.window(ctx, env)
 	if err != nil {
 		return nil, err
 	}
