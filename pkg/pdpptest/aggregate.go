@@ -121,95 +121,21 @@ func (c *call) parseAggregate(sc *streamScope) (*aggregateRequest, *apiError) {
 		return nil, aerr
 	}
 
-	agg := sc.decl.Query.Aggregations
-	if agg == nil {
+	if sc.decl.Query.Aggregations == nil {
 		return nil, badRequest("Aggregations are not declared for stream '%s'", sc.decl.Name)
 	}
-	if !slices.Contains(aggregateMetrics, req.metric) {
-		return nil, badRequest("metric must be one of %s", strings.Join(aggregateMetrics, ", ")).param("metric")
+	if aerr := req.checkMetric(sc); aerr != nil {
+		return nil, aerr
 	}
-	if req.metric == "count" {
-		if req.field != "" {
-			return nil, badRequest("field is not supported for count").param("field")
-		}
-		if !agg.Count {
-			return nil, badRequest("Aggregation count is not declared for stream '%s'", sc.decl.Name).param("metric")
-		}
-	} else {
-		if req.field == "" {
-			return nil, badRequest("field is required for metric %s", req.metric).param("field")
-		}
-		prop, aerr := aggregateField(sc, req.field, req.metric, "field")
-		if aerr != nil {
-			return nil, aerr
-		}
-		typeOK := map[string]bool{
-			"sum":            prop.Numeric(),
-			"min":            prop.Numeric() || prop.Temporal(),
-			"max":            prop.Numeric() || prop.Temporal(),
-			"count_distinct": prop.Scalar(),
-		}[req.metric]
-		if !typeOK {
-			return nil, badRequest("Aggregation %s cannot use '%s' (type %s)", req.metric, req.field, strings.Join(prop.Types, "|")).param("field")
-		}
-		if req.metric == "count_distinct" && sc.multi() {
-			return nil, badRequest("count_distinct across several connections is not supported; scope with connection_id").param("connection_id")
-		}
+	if aerr := req.checkGrouping(sc); aerr != nil {
+		return nil, aerr
 	}
-
-	grouped := req.groupBy != "" || req.groupByTime != ""
-	switch {
-	case grouped && req.metric != "count":
-		k := "group_by"
-		if req.groupBy == "" {
-			k = "group_by_time"
-		}
-		return nil, badRequest("%s is only supported with metric=count", k).param(k)
-	case req.groupBy != "" && req.groupByTime != "":
-		return nil, badRequest("group_by and group_by_time cannot be combined").param("group_by_time")
-	case req.groupBy != "":
-		prop, aerr := aggregateField(sc, req.groupBy, "group_by", "group_by")
-		if aerr != nil {
-			return nil, aerr
-		}
-		if !prop.Scalar() {
-			return nil, badRequest("group_by needs a scalar field; '%s' is not", req.groupBy).param("group_by")
-		}
-	case req.groupByTime != "":
-		prop, aerr := aggregateField(sc, req.groupByTime, "group_by_time", "group_by_time")
-		if aerr != nil {
-			return nil, aerr
-		}
-		if !prop.Temporal() {
-			return nil, badRequest("group_by_time needs a date or date-time field; '%s' is not", req.groupByTime).param("group_by_time")
-		}
+	if aerr := req.checkTime(c.q); aerr != nil {
+		return nil, aerr
 	}
-
-	switch {
-	case req.groupByTime != "" && req.granularity == "":
-		return nil, badRequest("granularity is required with group_by_time (one of %s)", strings.Join(granularities, ", ")).param("granularity")
-	case req.groupByTime == "" && c.q.has("granularity"):
-		return nil, badRequest("granularity is only supported with group_by_time").param("granularity")
-	case req.groupByTime != "" && !slices.Contains(granularities, req.granularity):
-		return nil, badRequest("granularity must be one of %s", strings.Join(granularities, ", ")).param("granularity")
-	}
-	switch {
-	case req.groupByTime == "" && c.q.has("time_zone"):
-		return nil, badRequest("time_zone is only supported with group_by_time").param("time_zone")
-	case req.groupByTime != "":
-		if req.tzName == "" {
-			req.tzName = "UTC"
-		}
-		loc, err := loadZone(req.tzName)
-		if err != nil {
-			return nil, badRequest("Unknown time_zone: '%s'", req.tzName).param("time_zone")
-		}
-		req.tz = loc
-	}
-
 	req.limit = aggregateDefaultLimit
 	if hasLimit {
-		if !grouped {
+		if !req.grouped() {
 			return nil, badRequest("limit is only supported for grouped aggregations").param("limit")
 		}
 		n, err := strconv.Atoi(limit)
@@ -222,6 +148,105 @@ func (c *call) parseAggregate(sc *streamScope) (*aggregateRequest, *apiError) {
 		return nil, aerr
 	}
 	return req, nil
+}
+
+// grouped reports whether the request groups its counts.
+func (req *aggregateRequest) grouped() bool { return req.groupBy != "" || req.groupByTime != "" }
+
+// checkMetric checks the metric and its field against the stream's
+// declarations.
+func (req *aggregateRequest) checkMetric(sc *streamScope) *apiError {
+	if !slices.Contains(aggregateMetrics, req.metric) {
+		return badRequest("metric must be one of %s", strings.Join(aggregateMetrics, ", ")).param("metric")
+	}
+	if req.metric == "count" {
+		if req.field != "" {
+			return badRequest("field is not supported for count").param("field")
+		}
+		if !sc.decl.Query.Aggregations.Count {
+			return badRequest("Aggregation count is not declared for stream '%s'", sc.decl.Name).param("metric")
+		}
+	} else {
+		if req.field == "" {
+			return badRequest("field is required for metric %s", req.metric).param("field")
+		}
+		prop, aerr := aggregateField(sc, req.field, req.metric, "field")
+		if aerr != nil {
+			return aerr
+		}
+		typeOK := map[string]bool{
+			"sum":            prop.Numeric(),
+			"min":            prop.Numeric() || prop.Temporal(),
+			"max":            prop.Numeric() || prop.Temporal(),
+			"count_distinct": prop.Scalar(),
+		}[req.metric]
+		if !typeOK {
+			return badRequest("Aggregation %s cannot use '%s' (type %s)", req.metric, req.field, strings.Join(prop.Types, "|")).param("field")
+		}
+		if req.metric == "count_distinct" && sc.multi() {
+			return badRequest("count_distinct across several connections is not supported; scope with connection_id").param("connection_id")
+		}
+	}
+	return nil
+}
+
+// checkGrouping checks group_by or group_by_time: only with count, never
+// both, on a field of the right type.
+func (req *aggregateRequest) checkGrouping(sc *streamScope) *apiError {
+	switch {
+	case req.grouped() && req.metric != "count":
+		k := "group_by"
+		if req.groupBy == "" {
+			k = "group_by_time"
+		}
+		return badRequest("%s is only supported with metric=count", k).param(k)
+	case req.groupBy != "" && req.groupByTime != "":
+		return badRequest("group_by and group_by_time cannot be combined").param("group_by_time")
+	case req.groupBy != "":
+		prop, aerr := aggregateField(sc, req.groupBy, "group_by", "group_by")
+		if aerr != nil {
+			return aerr
+		}
+		if !prop.Scalar() {
+			return badRequest("group_by needs a scalar field; '%s' is not", req.groupBy).param("group_by")
+		}
+	case req.groupByTime != "":
+		prop, aerr := aggregateField(sc, req.groupByTime, "group_by_time", "group_by_time")
+		if aerr != nil {
+			return aerr
+		}
+		if !prop.Temporal() {
+			return badRequest("group_by_time needs a date or date-time field; '%s' is not", req.groupByTime).param("group_by_time")
+		}
+	}
+	return nil
+}
+
+// checkTime checks granularity and time_zone, which go with group_by_time
+// only, and loads the zone.
+func (req *aggregateRequest) checkTime(q *query) *apiError {
+	switch {
+	case req.groupByTime != "" && req.granularity == "":
+		return badRequest("granularity is required with group_by_time (one of %s)", strings.Join(granularities, ", ")).param("granularity")
+	case req.groupByTime == "" && q.has("granularity"):
+		return badRequest("granularity is only supported with group_by_time").param("granularity")
+	case req.groupByTime != "" && !slices.Contains(granularities, req.granularity):
+		return badRequest("granularity must be one of %s", strings.Join(granularities, ", ")).param("granularity")
+	}
+	switch {
+	case req.groupByTime == "" && q.has("time_zone"):
+		return badRequest("time_zone is only supported with group_by_time").param("time_zone")
+	case req.groupByTime != "":
+		if req.tzName == "" {
+			req.tzName = "UTC"
+		}
+		loc, err := loadZone(req.tzName)
+		if err != nil {
+			return badRequest("Unknown time_zone: '%s'", req.tzName).param("time_zone")
+		}
+		req.tz = loc
+	}
+	return nil
 }
 
 // aggregateField checks a field used by an aggregation: in the schema (400
