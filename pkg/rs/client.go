@@ -189,10 +189,6 @@ func checkPath(path string) error {
 
 // get does the work of Get and also reports how many body bytes it read.
 func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int, error) {
-	target := c.base + path
-	if len(q) > 0 {
-		target += "?" + q.Encode()
-	}
 	limit := c.max
 	if n, ok := ctx.Value(bodyLimitKey{}).(int64); ok && n > 0 && n < limit {
 		limit = n
@@ -201,28 +197,10 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	callCtx, cancel := context.WithTimeoutCause(ctx, c.timeout, errCallTimeout)
 	defer cancel()
 
-	req, err := http.NewRequestWithContext(callCtx, http.MethodGet, target, nil)
+	req, tok, err := c.newRequest(callCtx, path, q, blob)
 	if err != nil {
-		return nil, 0, fmt.Errorf("rs: GET %s: %w", path, err)
+		return nil, 0, err
 	}
-	req.Header = http.Header{
-		"Accept":     {"application/json"},
-		"User-Agent": {c.ua},
-	}
-	if blob {
-		// A blob answers its own media type; errors are still JSON.
-		req.Header["Accept"] = []string{"*/*"}
-	}
-	tok := c.token()
-	if tok != "" {
-		if !headerSafe(tok) {
-			// Go's transport would refuse it anyway; saying why is kinder, and
-			// the token itself is not repeated.
-			return nil, 0, fmt.Errorf("rs: the bearer token contains characters that cannot be sent in an HTTP header; run pdpp connect %s again", c.base)
-		}
-		req.Header["Authorization"] = []string{"Bearer " + tok}
-	}
-
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, 0, c.failure(ctx, callCtx, path, 0, "", err)
@@ -231,14 +209,7 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	rid := cleanRequestID(resp.Header.Get("Request-Id"), tok)
 
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
-		// A read API has no reason to redirect, and following would send the
-		// bearer to wherever the answer points.
-		loc := describeLocation(resp.Header.Get("Location"), tok)
-		return nil, 0, &TransportError{
-			Code: CodeRedirect, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base, Location: loc,
-			Err: fmt.Errorf("GET %s: the resource server answered HTTP %d redirecting to %s; "+
-				"redirects are not followed, so the bearer token is only ever sent to %s", path, resp.StatusCode, loc, c.base),
-		}
+		return nil, 0, c.redirected(path, resp, rid, tok)
 	}
 
 	res := &reservation{b: c.budget, limit: limit}
@@ -251,24 +222,8 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	body, err := readBudgeted(resp.Body, resp.ContentLength, limit, func(total int64) error {
 		return res.grow(callCtx, total)
 	})
-	switch {
-	case errors.Is(err, errTooLarge):
-		return nil, len(body), &TransportError{
-			Code: CodeTooLarge, Limit: limit, Size: resp.ContentLength, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
-			// The text names no flag: the program embedding this client
-			// decides how its operator raises the cap.
-			Err: fmt.Errorf("GET %s: the answer is larger than the response cap of %s; "+
-				"narrow the request (fewer fields, a smaller limit) or have the operator raise the cap",
-				path, formatBytes(limit)),
-		}
-	case errors.Is(err, errBusy):
-		return nil, len(body), &TransportError{
-			Code: CodeBusy, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base, RetryAfterS: busyRetryAfterS,
-			Err: fmt.Errorf("GET %s: pdpp-mcp is already holding %s of answers from other calls and could not make room within %s",
-				path, formatBytes(c.budget.size), c.budget.wait),
-		}
-	case err != nil:
-		return nil, len(body), c.failure(ctx, callCtx, path, resp.StatusCode, rid, err)
+	if err != nil {
+		return nil, len(body), c.readFailure(ctx, callCtx, path, resp, rid, limit, err)
 	}
 	n := len(body)
 	res.shrink(int64(cap(body)))
@@ -308,27 +263,103 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 		out.Body = nil
 		return out, n, nil
 	}
-	invalid := func(format string, args ...any) error {
-		return &TransportError{
-			Code: CodeInvalidResponse, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
-			Err: fmt.Errorf("GET %s: "+format, append([]any{path}, args...)...),
-		}
-	}
-	if deep {
-		return nil, n, invalid("the resource server sent %d bytes of JSON nested deeper than %d levels", n, MaxDepth)
-	}
-	if declaredJSON || looksJSON(body) {
-		if !gjson.ValidBytes(body) {
-			if declaredJSON {
-				return nil, n, invalid("the resource server declared %s but sent %d bytes that are not valid JSON", out.ContentType(), n)
-			}
-		} else if why := checkEnvelope(RouteOf(path), body, c.compat); why != "" {
-			return nil, n, invalid("the resource server answered HTTP %d with %s, not the envelope of %s", resp.StatusCode, why, RouteOf(path))
-		}
+	if err := c.checkBody(path, out, n, declaredJSON, deep); err != nil {
+		return nil, n, err
 	}
 	kept = true
 	res.end(ctx)
 	return out, n, nil
+}
+
+// newRequest builds the GET for path and q with the client's headers and
+// bearer, and returns the bearer it sent ("" for none).
+func (c *Client) newRequest(ctx context.Context, path string, q Query, blob bool) (*http.Request, string, error) {
+	target := c.base + path
+	if len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("rs: GET %s: %w", path, err)
+	}
+	req.Header = http.Header{
+		"Accept":     {"application/json"},
+		"User-Agent": {c.ua},
+	}
+	if blob {
+		// A blob answers its own media type; errors are still JSON.
+		req.Header["Accept"] = []string{"*/*"}
+	}
+	tok := c.token()
+	if tok != "" {
+		if !headerSafe(tok) {
+			// Go's transport would refuse it anyway; saying why is kinder, and
+			// the token itself is not repeated.
+			return nil, "", fmt.Errorf("rs: the bearer token contains characters that cannot be sent in an HTTP header; run pdpp connect %s again", c.base)
+		}
+		req.Header["Authorization"] = []string{"Bearer " + tok}
+	}
+	return req, tok, nil
+}
+
+// redirected is the error for a 3xx answer. A read API has no reason to
+// redirect, and following would send the bearer to wherever the answer
+// points.
+func (c *Client) redirected(path string, resp *http.Response, rid, tok string) error {
+	loc := describeLocation(resp.Header.Get("Location"), tok)
+	return &TransportError{
+		Code: CodeRedirect, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base, Location: loc,
+		Err: fmt.Errorf("GET %s: the resource server answered HTTP %d redirecting to %s; "+
+			"redirects are not followed, so the bearer token is only ever sent to %s", path, resp.StatusCode, loc, c.base),
+	}
+}
+
+// readFailure is the error for a body that could not be read whole: over
+// the cap, no room in the shared budget, or the transport failed.
+func (c *Client) readFailure(ctx, callCtx context.Context, path string, resp *http.Response, rid string, limit int64, err error) error {
+	switch {
+	case errors.Is(err, errTooLarge):
+		return &TransportError{
+			Code: CodeTooLarge, Limit: limit, Size: resp.ContentLength, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
+			// The text names no flag: the program embedding this client
+			// decides how its operator raises the cap.
+			Err: fmt.Errorf("GET %s: the answer is larger than the response cap of %s; "+
+				"narrow the request (fewer fields, a smaller limit) or have the operator raise the cap",
+				path, formatBytes(limit)),
+		}
+	case errors.Is(err, errBusy):
+		return &TransportError{
+			Code: CodeBusy, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base, RetryAfterS: busyRetryAfterS,
+			Err: fmt.Errorf("GET %s: pdpp-mcp is already holding %s of answers from other calls and could not make room within %s",
+				path, formatBytes(c.budget.size), c.budget.wait),
+		}
+	}
+	return c.failure(ctx, callCtx, path, resp.StatusCode, rid, err)
+}
+
+// checkBody says why a 2xx body cannot be passed on, or nil: JSON nested
+// too deep, a declared JSON body that is not JSON, or JSON that is not the
+// route's envelope. n is the size read, before any repair.
+func (c *Client) checkBody(path string, out *Response, n int, declaredJSON, deep bool) error {
+	invalid := func(format string, args ...any) error {
+		return &TransportError{
+			Code: CodeInvalidResponse, Status: out.Status, RequestID: out.RequestID, BaseURL: c.base,
+			Err: fmt.Errorf("GET %s: "+format, append([]any{path}, args...)...),
+		}
+	}
+	if deep {
+		return invalid("the resource server sent %d bytes of JSON nested deeper than %d levels", n, MaxDepth)
+	}
+	if declaredJSON || looksJSON(out.Body) {
+		if !gjson.ValidBytes(out.Body) {
+			if declaredJSON {
+				return invalid("the resource server declared %s but sent %d bytes that are not valid JSON", out.ContentType(), n)
+			}
+		} else if why := checkEnvelope(RouteOf(path), out.Body, c.compat); why != "" {
+			return invalid("the resource server answered HTTP %d with %s, not the envelope of %s", out.Status, why, RouteOf(path))
+		}
+	}
+	return nil
 }
 
 // busyRetryAfterS is the wait suggested after CodeBusy: answers ahead in the
