@@ -103,7 +103,6 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 	}
 	requested := requestedStreams(q)
 	qh := c.queryHash(path, q)
-	states := map[string]*childState{}
 	var order []int // members in play, package order
 	for _, i := range c.usable() {
 		if requested != nil && len(childStreams(&c.members[i], requested)) == 0 {
@@ -111,33 +110,9 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 		}
 		order = append(order, i)
 	}
-	if cur, ok := q.Get("cursor"); ok && cur != "" {
-		if route == rs.RouteSearchHybrid {
-			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_request", Type: "invalid_request", Param: "cursor",
-				Message: "hybrid search returns one page and takes no cursor"}
-		}
-		st, err := c.decodeCursor(cur, qh)
-		if errors.Is(err, errExpiredCursor) {
-			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
-				Message: "cursor has expired: its positions are kept " + StoredCursorTTL.String() + " by the server that made it; search again without cursor"}
-		}
-		if err != nil {
-			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
-				Message: "cursor is not a next_cursor of this search by this package and principal; pass next_cursor exactly as returned, with the same arguments"}
-		}
-		for k := range st.Children {
-			ch := &st.Children[k]
-			if ch.I < 0 || ch.I >= len(c.members) {
-				return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
-					Message: "cursor names a source this package does not have; search again without cursor"}
-			}
-			ch.Grant = c.members[ch.I].GrantID
-			states[ch.Grant] = ch
-		}
-	} else {
-		for _, i := range order {
-			states[c.members[i].GrantID] = &childState{Grant: c.members[i].GrantID, I: i}
-		}
+	states, err := c.childStates(q, route, qh, order)
+	if err != nil {
+		return nil, err
 	}
 	var active []int
 	for _, i := range order {
@@ -193,6 +168,14 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 	hits := c.fuse(pages, limit)
 	warns = append(warns, c.refusedWarnings(pages)...)
 
+	hasMore, next := c.advance(pages, route, order, states, qh)
+	return synthResponse(c.searchBody(path, hits, pages, hasMore, next, limit, len(active), warns)), nil
+}
+
+// advance moves each child's state past what this page took from it, and
+// reports whether any child has more and the cursor that resumes them (none
+// for hybrid search, which returns one page).
+func (c *Client) advance(pages []*searchChild, route rs.Route, order []int, states map[string]*childState, qh string) (bool, string) {
 	hasMore := false
 	for _, p := range pages {
 		st := p.state
@@ -210,7 +193,6 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 			st.Done = true
 		}
 	}
-	next := ""
 	var cs cursorState
 	cs.V, cs.Q = cursorVersion, qh
 	for _, i := range order {
@@ -222,9 +204,44 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 		hasMore = true
 	}
 	if hasMore && route != rs.RouteSearchHybrid {
-		next = c.encodeCursor(&cs)
+		return true, c.encodeCursor(&cs)
 	}
-	return synthResponse(c.searchBody(path, hits, pages, hasMore, next, limit, len(active), warns)), nil
+	return hasMore, ""
+}
+
+// childStates is where each member in play stands: as the cursor says when
+// one is passed (a member it does not name is done), else at the start.
+func (c *Client) childStates(q rs.Query, route rs.Route, qh string, order []int) (map[string]*childState, error) {
+	states := map[string]*childState{}
+	if cur, ok := q.Get("cursor"); ok && cur != "" {
+		if route == rs.RouteSearchHybrid {
+			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_request", Type: "invalid_request", Param: "cursor",
+				Message: "hybrid search returns one page and takes no cursor"}
+		}
+		st, err := c.decodeCursor(cur, qh)
+		if errors.Is(err, errExpiredCursor) {
+			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
+				Message: "cursor has expired: its positions are kept " + StoredCursorTTL.String() + " by the server that made it; search again without cursor"}
+		}
+		if err != nil {
+			return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
+				Message: "cursor is not a next_cursor of this search by this package and principal; pass next_cursor exactly as returned, with the same arguments"}
+		}
+		for k := range st.Children {
+			ch := &st.Children[k]
+			if ch.I < 0 || ch.I >= len(c.members) {
+				return nil, &rs.Error{Status: http.StatusBadRequest, Code: "invalid_cursor", Type: "invalid_request", Param: "cursor",
+					Message: "cursor names a source this package does not have; search again without cursor"}
+			}
+			ch.Grant = c.members[ch.I].GrantID
+			states[ch.Grant] = ch
+		}
+	} else {
+		for _, i := range order {
+			states[c.members[i].GrantID] = &childState{Grant: c.members[i].GrantID, I: i}
+		}
+	}
+	return states, nil
 }
 
 // readPage reads one child's answer: hits from the canonical data[] or the
