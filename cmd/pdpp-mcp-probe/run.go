@@ -167,24 +167,9 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	if err != nil {
 		return err
 	}
-	color, err := probe.ParseColor(c.String("color"))
+	color, level, err := outputFlags(c)
 	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	if w := c.Int("width"); w < 0 && w != termstyle.WidthAuto {
-		return usageErrorf("--width must be 0 or a column count, got %d", w)
-	}
-	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
-	if err != nil {
-		return usageErrorf("--log-level: %v", err)
-	}
-	switch {
-	case c.Duration("timeout") <= 0:
-		return usageErrorf("--timeout must be positive, got %s", c.Duration("timeout"))
-	case c.String("record") != "" && c.String("check") != "":
-		return usageErrorf("--record and --check exclude each other")
-	case c.Bool("json") && c.Bool("structured"):
-		return usageErrorf("--structured adds to panels; --json already holds structuredContent in each result")
+		return err
 	}
 	cfg := config{
 		timeout: c.Duration("timeout"),
@@ -195,17 +180,9 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	*secrets = append(*secrets, t.secrets()...)
 
 	// Open the golden directory before connecting, so a wrong path fails fast.
-	var rec *probe.Recorder
-	var chk *probe.Checker
-	if dir := c.String("record"); dir != "" {
-		if rec, err = probe.NewRecorder(dir, *secrets...); err != nil {
-			return err
-		}
-	}
-	if dir := c.String("check"); dir != "" {
-		if chk, err = probe.NewChecker(dir, *secrets...); err != nil {
-			return err
-		}
+	rec, chk, err := openGolden(c, *secrets)
+	if err != nil {
+		return err
 	}
 
 	// The session outlives this context: the SDK detaches it once connected.
@@ -256,6 +233,53 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 	case runErr != nil:
 		return runErr
 	}
+	if err := finishGolden(rec, chk, &tl, out, stderr); err != nil {
+		return err
+	}
+	return tl.verdict(c.Bool("allow-errors"), c.String("check"))
+}
+
+// outputFlags checks the flags that shape the output and the run, and
+// returns the colour and log level they ask for.
+func outputFlags(c *cli.Context) (probe.Color, slog.Level, error) {
+	color, err := probe.ParseColor(c.String("color"))
+	if err != nil {
+		return color, 0, usageErrorf("%v", err)
+	}
+	if w := c.Int("width"); w < 0 && w != termstyle.WidthAuto {
+		return color, 0, usageErrorf("--width must be 0 or a column count, got %d", w)
+	}
+	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
+	if err != nil {
+		return color, 0, usageErrorf("--log-level: %v", err)
+	}
+	switch {
+	case c.Duration("timeout") <= 0:
+		return color, 0, usageErrorf("--timeout must be positive, got %s", c.Duration("timeout"))
+	case c.String("record") != "" && c.String("check") != "":
+		return color, 0, usageErrorf("--record and --check exclude each other")
+	case c.Bool("json") && c.Bool("structured"):
+		return color, 0, usageErrorf("--structured adds to panels; --json already holds structuredContent in each result")
+	}
+	return color, level, nil
+}
+
+// openGolden opens the golden directory --record or --check names, if any.
+func openGolden(c *cli.Context, secrets []string) (*probe.Recorder, *probe.Checker, error) {
+	if dir := c.String("record"); dir != "" {
+		rec, err := probe.NewRecorder(dir, secrets...)
+		return rec, nil, err
+	}
+	if dir := c.String("check"); dir != "" {
+		chk, err := probe.NewChecker(dir, secrets...)
+		return nil, chk, err
+	}
+	return nil, nil, nil
+}
+
+// finishGolden reports the transcripts --check expected but no call made,
+// or removes the ones --record did not write again and says what it wrote.
+func finishGolden(rec *probe.Recorder, chk *probe.Checker, tl *tally, out *output, stderr io.Writer) error {
 	if chk != nil {
 		for _, m := range chk.Finish() {
 			tl.mismatches = append(tl.mismatches, m)
@@ -275,7 +299,7 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 		}
 		fmt.Fprintf(stderr, "%s: wrote %d golden transcripts to %s%s\n", cmdName, tl.calls, rec.Dir, note)
 	}
-	return tl.verdict(c.Bool("allow-errors"), c.String("check"))
+	return nil
 }
 
 func (t target) secrets() []string {
