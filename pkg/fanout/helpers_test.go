@@ -224,5 +224,3 @@ func keys(doc gjson.Result) []string {
 	})
 	return out
 }
-
-func joinKeys(k []string) string { return strings.Join(k, ",") }

@@ -111,10 +111,3 @@ func (b boundedRS) Get(ctx context.Context, path string, q rs.Query) (*rs.Respon
 	defer release()
 	return b.next.Get(ctx, path, q)
 }
-
-// len reports how many bearers have something in flight.
-func (l *limiter) len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.n)
-}

@@ -73,9 +73,3 @@ func (c *serverCache) get(k serverKey, build func() *built) *built {
 	c.m[k] = &serverEntry{s: s, used: c.tick}
 	return s
 }
-
-func (c *serverCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}

@@ -585,11 +585,6 @@ func WithBodyLimit(ctx context.Context, n int64) context.Context {
 	return context.WithValue(ctx, bodyLimitKey{}, n)
 }
 
-// readCapped is readBudgeted without a budget.
-func readCapped(r io.Reader, size, limit int64) ([]byte, error) {
-	return readBudgeted(r, size, limit, nil)
-}
-
 // readBudgeted reads r to EOF and returns errTooLarge as soon as more than limit
 // bytes arrive: at most limit+1 bytes are ever read and at most limit held.
 // size is the declared Content-Length (-1 when unknown) and only sizes the

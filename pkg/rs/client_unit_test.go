@@ -135,7 +135,7 @@ func TestReadCapped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := readCapped(strings.NewReader(tt.body), tt.size, tt.limit)
+			got, err := readBudgeted(strings.NewReader(tt.body), tt.size, tt.limit, nil)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -154,7 +154,7 @@ func TestReadCappedBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := readCapped(src, -1, limit)
+	_, err := readBudgeted(src, -1, limit, nil)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, errTooLarge) {
 		t.Fatalf("err = %v, want errTooLarge", err)
@@ -175,7 +175,7 @@ func (f failingReader) Read([]byte) (int, error) { return 0, f.err }
 
 func TestReadCappedPassesReadErrors(t *testing.T) {
 	want := io.ErrUnexpectedEOF
-	_, err := readCapped(io.MultiReader(bytes.NewReader([]byte("ab")), failingReader{want}), -1, 10)
+	_, err := readBudgeted(io.MultiReader(bytes.NewReader([]byte("ab")), failingReader{want}), -1, 10, nil)
 	if !errors.Is(err, want) {
 		t.Fatalf("err = %v, want %v", err, want)
 	}

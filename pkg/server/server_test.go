@@ -123,8 +123,9 @@ func TestInstructions(t *testing.T) {
 		}
 	}
 	// Every tool the instructions name must exist.
+	registered := tools.Register(mcp.NewServer(&mcp.Implementation{Name: "names", Version: "v0"}, nil), &tools.Env{})
 	for _, name := range regexp.MustCompile(`\b(schema|query_records|aggregate|search|fetch|read_record_field)\b`).FindAllString(instructions, -1) {
-		if !slices.Contains(tools.Names(), name) {
+		if _, ok := registered[name]; !ok {
 			t.Errorf("instructions name %s, which is not registered", name)
 		}
 	}

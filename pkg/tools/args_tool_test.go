@@ -34,7 +34,7 @@ func TestNameArgumentsCheckedAlikeOnEveryTool(t *testing.T) {
 	lists := map[string]bool{"fields": true, "expand": true, "streams": true}
 	big := strings.Repeat("n", tools.MaxNameBytes+1)
 	h := newHarness(t, harnessOptions{})
-	for _, tool := range tools.Names() {
+	for _, tool := range toolNames(t) {
 		for _, param := range names[tool] {
 			for _, bad := range []struct{ val, code, want string }{
 				{"a\x00b", "invalid_arguments", "control character"},

@@ -204,9 +204,6 @@ func errorResult(env *Env, err error) *mcp.CallToolResult {
 	return res
 }
 
-// errorText is the model-visible description of a failed call.
-func errorText(env *Env, err error) string { return classify(env, err).text() }
-
 // text is a header line of handles, the message, the candidates when the RS
 // named any, and the next step.
 func (f *failure) text() string {

@@ -85,7 +85,7 @@ func TestErrorText(t *testing.T) {
 		{"anything else", errors.New("boom"), "error code=internal_error\nmessage: boom"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := errorText(env, tc.err)
+			got := classify(env, tc.err).text()
 			if strings.HasPrefix(tc.want, "error") && !strings.Contains(tc.want, " ~ ") && strings.Count(tc.want, "\n") >= 2 {
 				if got != tc.want {
 					t.Errorf("text\n got %q\nwant %q", got, tc.want)
@@ -140,7 +140,7 @@ func TestAdviceKnowsTheMode(t *testing.T) {
 		{ModeHosted, scope, "call schema for the granted streams", "re-approve"},
 	} {
 		env := &Env{ProviderURL: "https://p.example", Mode: tc.mode}
-		got := errorText(env, tc.err)
+		got := classify(env, tc.err).text()
 		if !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
 			t.Errorf("mode %d, %v:\n%s\nwant %q and not %q", tc.mode, tc.err, got, tc.want, tc.not)
 		}

@@ -81,15 +81,6 @@ var table = []tool{
 	readFieldTool,
 }
 
-// Names returns the registered tool names in table order.
-func Names() []string {
-	names := make([]string, len(table))
-	for i, t := range table {
-		names[i] = t.definition().Name
-	}
-	return names
-}
-
 // Register adds every tool of the table, and the resource templates, to s,
 // and returns the tool handlers it added by name, for callers that dispatch
 // a tools/call themselves (the hosted gateway's direct path). The tool
