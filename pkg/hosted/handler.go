@@ -6,12 +6,22 @@
 // bearer is the one the tools send to the configured resource server, and
 // only there. There are no sessions: one MCP server per credential and
 // origin is built once and reused, each SDK request opens a throwaway
-// session on it, and plain tools/call requests skip even that (direct.go).
+// session on it, and plain tools/call requests skip even that.
 //
-// The Handler answers /mcp, /.well-known/oauth-protected-resource/mcp,
-// /icon.svg, /healthz and /readyz. An embedding resource server mounts it at
-// those paths (or only at /mcp and /icon.svg when it serves its own
-// metadata).
+// [Serve] is the whole gateway: it listens, verifies bearers, serves until
+// ctx ends and then drains the calls in flight.
+//
+//	err := hosted.Serve(ctx, hosted.ServeOptions{
+//		Addr:    "127.0.0.1:8080",
+//		Handler: hosted.Options{ProviderURL: "https://rs.example", PublicURL: "https://mcp.example"},
+//	})
+//
+// A resource server that serves MCP itself builds the handler with [New]
+// and mounts it. The Handler answers /mcp,
+// /.well-known/oauth-protected-resource/mcp, /icon.svg, /healthz and
+// /readyz; mount it at those paths (or only at /mcp and /icon.svg when the
+// resource server serves its own metadata, with [AddMCPHint] in its root
+// discovery document).
 package hosted
 
 import (

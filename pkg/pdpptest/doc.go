@@ -34,52 +34,11 @@
 //
 // # Authorization server
 //
-// The double is also its own OAuth authorization server (oauth.go): RFC 8414
+// The double is also its own OAuth authorization server: RFC 8414
 // metadata, dynamic registration of public clients, the authorization code
 // grant with PKCE S256, a consent page that lists the dataset's connections
 // (one picked gives a client token, several an mcp_package token) and
 // rotating refresh tokens. A gateway serves it on its own origin with
 // MountAuthorizationServer. Options.TokenSeed makes the tokens issued at
 // start the same on every start.
-//
-// # Files
-//
-// A route's behaviour lives in one file: auth.go (bearers, the client ban),
-// envelope.go (errors, warnings, links/meta finalizer), query.go (qs-style
-// parsing), scope.go (grant and connection resolution, visibility), store.go
-// (records and change history), cursor.go, filters.go, expand.go, schema.go,
-// streams.go, records.go, changes.go, aggregate.go, search.go (shared by
-// search_lexical.go, search_semantic.go, search_hybrid.go), fieldwindow.go,
-// blobs.go, metadata.go, faults.go, oauth.go. Datasets live in package dataset.
-//
-// # Adding a route
-//
-// Register it in the area's mount function (or routes in server.go) with
-// s.read(handler) for bearer-protected reads or s.public(handler) for open
-// ones. A handler is func(c *call) error:
-//
-//   - c.who is the authenticated principal (c.who.owner(), c.who.client(),
-//     c.who.grant); c.q is the parsed query (c.q.single, c.q.list, c.q.csv,
-//     c.q.node for bracketed keys like filter[f][op], c.q.unknown for
-//     allowlists); c.reqID, c.r (c.r.Context() for cancellation), c.w.
-//   - clientBan(c.who, c.q) is the 400 for client filter/expand/expand_limit;
-//     check it first.
-//   - c.streamScope(name, scopeOptions{...}) resolves a stream for the caller
-//     (401 context.* for clients, 404 for the owner) and returns the connector,
-//     declaration, grant entry and connections in scope; sc.granted(field),
-//     sc.visible(record) and c.rows(sc, connID) give grant-visible records;
-//     c.connectionParam() reads connection_id and its alias.
-//   - c.findRecord(sc, key) looks a record up across the connections in scope
-//     (404 not_found, 409 ambiguous_connection); c.projection(sc, fields) is the
-//     field list a read emits; c.wrapRecord(sc, conn, rec, fields) builds the
-//     record wrapper (projection, identity fields, blob fetch_url injection).
-//   - c.readableStreams(connID, connectorID) lists every stream the caller can
-//     read (search fans out over these).
-//   - Return errf(status, code, format, ...) (with .param(p) or .with(k, v)),
-//     badRequest(...), notFound(...) or failedClosed(c.r, code) for errors; the
-//     envelope's type comes from the status.
-//   - Build the body as an ordered *object (obj(k, v, ...), o.set) and finish
-//     with c.ok(body): it adds links.self, links.next (when the body has
-//     has_more), meta.count and meta.warnings. Put warnings in
-//     body meta.warnings yourself (warning(...), limitClampedWarning(...)).
 package pdpptest

@@ -7,6 +7,20 @@
 // returns from an answer is treated as hostile input first: nesting depth is
 // checked without recursion, the token is removed in every spelling, invalid
 // UTF-8 is replaced, and strings from error envelopes are bounded.
+//
+// New builds a Client for one resource server and one bearer; Get reads one
+// route:
+//
+//	c, err := rs.New(rs.Options{BaseURL: "https://rs.example", Token: func() string { return token }})
+//	if err != nil {
+//		return err
+//	}
+//	resp, err := c.Get(ctx, rs.Path("v1", "streams", "messages", "records"), rs.Query{{Key: "limit", Value: "10"}})
+//	var rsErr *rs.Error // the RS refused: rsErr.Code, rsErr.Message
+//	if errors.As(err, &rsErr) { … }
+//
+// Token is asked before every request, so a credential that rotates (see
+// package credential) is picked up without a new Client.
 package rs
 
 import (

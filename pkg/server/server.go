@@ -1,5 +1,13 @@
 // Package server builds the MCP server that exposes a PDPP grant: server
-// identity, instructions, capabilities and the tools of package tools.
+// identity, instructions, capabilities and the tools of package tools, and
+// serves it over stdio.
+//
+//	srv := server.New(server.Options{RS: client, ProviderURL: providerURL})
+//	err := server.RunStdio(ctx, srv, os.Stdin, os.Stdout, server.StdioOptions{})
+//
+// RunStdio frames, filters and answers the JSON-RPC lines itself (bounded
+// lines, ids echoed as sent, calls in flight drained on shutdown). Refuse
+// answers a stdio client the process cannot serve with the reason.
 //
 // New does no I/O, but registering the tools re-encodes their schemas, which
 // costs about as much as a tool call; a hosted deployment therefore keeps one

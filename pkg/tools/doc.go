@@ -5,18 +5,29 @@
 //
 // # Registration
 //
-// Every tool is a row of one table (see [Names]); [Register] adds exactly
-// those rows to a server, so tool membership is decided in one place. Tool
-// definitions and their JSON Schemas are built once per process and shared
-// read-only by every server, which keeps per-request servers cheap.
+// [Register] adds the six tools (schema, query_records, aggregate, search,
+// fetch, read_record_field) and the resource templates to an MCP server, over
+// an [Env] that holds the one credential's reader of the resource server:
+//
+//	client, err := rs.New(rs.Options{BaseURL: providerURL, Token: func() string { return token }})
+//	if err != nil {
+//		return err
+//	}
+//	s := mcp.NewServer(&mcp.Implementation{Name: "my-host", Version: "v1"}, nil)
+//	tools.Register(s, &tools.Env{RS: client, ProviderURL: providerURL})
+//
+// Most embedders call server.New, which does this and adds the server's
+// identity and instructions. Every tool is a row of one table, so tool
+// membership is decided in one place. Tool definitions and their JSON
+// Schemas are built once per process and shared read-only by every server.
 //
 // # Arguments
 //
 // Input schemas are written by hand (no inferred ["null", …] unions, no
 // top-level anyOf/oneOf) and are strict: unknown arguments are rejected.
 // Each call is validated in one step before run, the only part that may
-// reach the RS: the schema, the shared name rule and size limits (limits.go,
-// one rule per argument name on every tool), then the tool's own check. A
+// reach the RS: the schema, the shared name rule and size limits (one rule
+// per argument name on every tool), then the tool's own check. A
 // rejected call never reaches the RS and its error carries a PDPP code
 // (invalid_arguments, argument_too_large, invalid_filter, invalid_expand)
 // rather than a bare schema-validator message.
@@ -42,7 +53,7 @@
 // window. Every text that cuts something names the read that continues it:
 // content ladders (query_records, search, fetch metadata), fetch's
 // metadata.next and more_fields, and read_record_field's next args. Each such
-// read is a call the named tool accepts; ladder_test.go follows them all. A
+// read is a call the named tool accepts, and the tests follow them all. A
 // field the RS will not window (not text) is windowed here over its compact
 // JSON rendering. Binary values reach text only as metadata.
 //
@@ -50,8 +61,8 @@
 //
 // pdpp://stream/{name}, pdpp://record/{handle} and pdpp://field-window/{handle}
 // serve resource-aware hosts; each returns what a tool returns, so nothing is
-// reachable only by resources/read. A failed read is a JSON-RPC error (see
-// resources.go).
+// reachable only by resources/read. A failed read is a JSON-RPC error with
+// the same code and advice a tool result would carry.
 //
 // An error result (isError: true) has one text block and
 // structuredContent.error: the RS error envelope (code, message, type, param,
@@ -60,22 +71,8 @@
 // the official TypeScript SDK validate structuredContent against the output
 // schema even on error results, so every output schema declares error and
 // requires nothing. The text is complete on its own as well. One classifier
-// (classify, errors.go) decides code and advice for tool results and resource
-// reads alike; advice about credentials follows Env.Mode. Errors are never
-// retried, and never retried with other credentials. docs/tools.md lists the
-// shared argument rules and limits.
-//
-// # Adding a tool
-//
-// One file per tool holds its input schema text, its spec (definition,
-// argSpec, handler over a typed argument struct) and its text rendering; the
-// spec becomes a row of the table in tools.go. Shared pieces: the schema
-// fragments in schemas.go (streamProp, limitProp, filterProp,
-// connectionIDProp), filterArg and expandLimitArg (typed filter and
-// expand_limit, encoded to bracket parameters), argKinds for the rule of a
-// new argument name,
-// checkExpand for expand, objectBody for 2xx answers, success and readResult
-// for results, and toolError for refusals. A handler returns errors as they
-// are (*rs.Error, *rs.TransportError, coded errors, *toolError); the wrapper
-// renders them. Add the tool's snapshot with UPDATE_GOLDEN=1.
+// decides code and advice for tool results and resource reads alike; advice
+// about credentials follows Env.Mode. Errors are never retried, and never
+// retried with other credentials. docs/tools.md lists the shared argument
+// rules and limits.
 package tools
