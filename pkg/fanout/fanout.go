@@ -23,6 +23,16 @@
 //
 // Errors the fan-out makes itself are *rs.Error values, so the tools classify
 // them like any RS answer.
+//
+// Discover fills in each member's connections and streams (or marks it
+// unusable), and New builds the Client the tools read through:
+//
+//	members = fanout.Discover(ctx, members, 10*time.Second)
+//	c, err := fanout.New(fanout.Options{Members: members, CursorKey: key})
+//	if err != nil {
+//		return err
+//	}
+//	tools.Register(s, &tools.Env{RS: c})
 package fanout
 
 import (
