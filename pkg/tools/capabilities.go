@@ -38,9 +38,16 @@ type CapabilityCache struct {
 
 type capabilityKey struct{ credential, stream, connectionID string }
 
+// maxRoleMemos bounds the role answers memoised per cached schema.
+const maxRoleMemos = 256
+
 type capabilityEntry struct {
 	body    []byte
 	expires time.Time
+	// roles memoises roleFields per stream and roles: titles read it for
+	// every hit and record, and scanning the schema each time cost more
+	// than rendering the answer. Guarded by the cache's mu.
+	roles map[string][]string
 }
 
 // NewCapabilityCache returns a cache with the default TTL and size.
@@ -53,17 +60,22 @@ func newCapabilityCache(ttl time.Duration, max int, now func() time.Time) *Capab
 }
 
 func (c *CapabilityCache) get(k capabilityKey) ([]byte, bool) {
+	e, ok := c.entry(k)
+	return e.body, ok
+}
+
+func (c *CapabilityCache) entry(k capabilityKey) (capabilityEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
 	if !ok {
-		return nil, false
+		return capabilityEntry{}, false
 	}
 	if !c.now().Before(e.expires) {
 		delete(c.entries, k)
-		return nil, false
+		return capabilityEntry{}, false
 	}
-	return e.body, true
+	return e, true
 }
 
 func (c *CapabilityCache) put(k capabilityKey, body []byte) {
@@ -88,7 +100,7 @@ func (c *CapabilityCache) put(k capabilityKey, body []byte) {
 			delete(c.entries, oldest)
 		}
 	}
-	c.entries[k] = capabilityEntry{body: body, expires: now.Add(c.ttl)}
+	c.entries[k] = capabilityEntry{body: body, expires: now.Add(c.ttl), roles: map[string][]string{}}
 }
 
 // streamSchemaQuery is the compact, stream-scoped schema request shared by
@@ -235,14 +247,34 @@ func (c *CapabilityCache) keyFields(credential, stream, connectionID string) []s
 // declares with any of roles (role=<role> in the compact flags). It never
 // makes a request: no cached answer, no names.
 func (c *CapabilityCache) roleFields(credential, stream, connectionID string, roles ...string) []string {
-	body, ok := c.get(capabilityKey{credential, stream, connectionID})
+	e, ok := c.entry(capabilityKey{credential, stream, connectionID})
 	if !ok {
 		// The global compact schema (schema without stream) names every
 		// stream's roles too.
-		if body, ok = c.get(capabilityKey{credential, "", ""}); !ok {
+		if e, ok = c.entry(capabilityKey{credential, "", ""}); !ok {
 			return nil
 		}
 	}
+	memo := stream + "\x00" + strings.Join(roles, ",")
+	c.mu.Lock()
+	names, done := e.roles[memo]
+	c.mu.Unlock()
+	if done {
+		return names
+	}
+	names = scanRoles(e.body, stream, roles)
+	c.mu.Lock()
+	if len(e.roles) < maxRoleMemos { // stream names come from callers too
+		e.roles[memo] = names
+	}
+	c.mu.Unlock()
+	return names
+}
+
+// scanRoles reads roleFields' answer from a cached schema body. The slice
+// has no spare capacity, so a caller's append copies it instead of writing
+// into the memo.
+func scanRoles(body []byte, stream string, roles []string) []string {
 	var names []string
 	doc := unwrapSchema(body)
 	visit := func(s gjson.Result) {
@@ -262,5 +294,5 @@ func (c *CapabilityCache) roleFields(credential, stream, connectionID string, ro
 		c.Get("streams").ForEach(func(_, s gjson.Result) bool { visit(s); return true })
 		return true
 	})
-	return names
+	return slices.Clip(names)
 }
