@@ -298,15 +298,39 @@ func connectionItem(id, displayName, connectorKey string) string {
 // other answer): the RS refuses a stream or connection outside the grant with
 // HTTP 401 and a message about token introspection, not about the grant.
 func scopeMessage(e *rs.Error) string {
-	switch {
-	case e.Code == "context.stream_not_allowed":
+	switch scopeOf(e) {
+	case scopeStream:
 		return "the stream is not in this grant"
-	case e.Code == "context.instance_mismatch":
+	case scopeConnection:
 		return "the connection is not in this grant for this stream"
-	case credential.ScopeRefusal(e):
+	case scopeGrant:
 		return "the grant does not cover this stream or connection"
 	}
 	return ""
+}
+
+// scopeRefusal is what a scope refusal says is outside the grant.
+type scopeRefusal int
+
+const (
+	scopeNone       scopeRefusal = iota // not a scope refusal
+	scopeStream                         // the stream
+	scopeConnection                     // the connection, for this stream
+	scopeGrant                          // the stream or the connection; the RS did not say which
+)
+
+// scopeOf reads a refusal as a scope refusal, so the message and the advice
+// for one answer the same question the same way.
+func scopeOf(e *rs.Error) scopeRefusal {
+	switch {
+	case e.Code == "context.stream_not_allowed":
+		return scopeStream
+	case e.Code == "context.instance_mismatch":
+		return scopeConnection
+	case credential.ScopeRefusal(e):
+		return scopeGrant
+	}
+	return scopeNone
 }
 
 // rsAdvice is the next step for an RS error answer.
@@ -355,13 +379,15 @@ func rsAdvice(env *Env, e *rs.Error) string {
 	case "not_found":
 		return "check the stream and record names with schema and query_records"
 	}
-	switch {
-	case e.Code == "context.stream_not_allowed":
+	switch scopeOf(e) {
+	case scopeStream:
 		return "call schema for the granted streams"
-	case e.Code == "context.instance_mismatch":
+	case scopeConnection:
 		return "call schema(stream) for its connection_ids and use one of them"
-	case credential.ScopeRefusal(e):
+	case scopeGrant:
 		return "call schema for what it covers and use one of those"
+	}
+	switch {
 	case e.Status == 401:
 		return "the resource server rejected the credential; " + renewAdvice(env)
 	case e.Status == 403:
