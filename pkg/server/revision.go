@@ -7,29 +7,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
 )
 
 // cacheRevision is the protocol revision that added ttlMs and cacheScope to
 // list and read results.
 const cacheRevision = "2026-07-28"
-
-// Protocol returns the revision the session of req negotiated: its
-// initialize parameters, else the MCP-Protocol-Version header of an HTTP
-// request, else "" (a session that said nothing is treated as the oldest).
-func Protocol(req mcp.Request) string {
-	if req == nil {
-		return ""
-	}
-	if s, ok := req.GetSession().(*mcp.ServerSession); ok && s != nil {
-		if p := s.InitializeParams(); p != nil && p.ProtocolVersion != "" {
-			return p.ProtocolVersion
-		}
-	}
-	if e := req.GetExtra(); e != nil && e.Header != nil {
-		return e.Header.Get("MCP-Protocol-Version")
-	}
-	return ""
-}
 
 // revisionFields sends each revision only the result members it defines:
 // the SDK fills ttlMs and cacheScope on list and read results whatever the
@@ -38,7 +22,7 @@ func Protocol(req mcp.Request) string {
 func revisionFields(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if err != nil || res == nil || Protocol(req) >= cacheRevision {
+		if err != nil || res == nil || tools.Protocol(req) >= cacheRevision {
 			return res, err
 		}
 		if _, ok := res.(mcp.CacheableResult); !ok {

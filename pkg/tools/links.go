@@ -70,19 +70,26 @@ func (l *links) ladder(lad *evidence.Ladder) {
 }
 
 // linksAllowed reports whether the caller's revision has resource_link
-// content: the session's negotiated version, else the HTTP request's
-// MCP-Protocol-Version header (the hosted direct path has no session).
-func linksAllowed(req *mcp.CallToolRequest) bool {
-	v := ""
-	if req.Session != nil {
-		if p := req.Session.InitializeParams(); p != nil {
-			v = p.ProtocolVersion
+// content.
+func linksAllowed(req *mcp.CallToolRequest) bool { return Protocol(req) >= linkRevision }
+
+// Protocol returns the revision the session of req negotiated: its
+// initialize parameters, else the MCP-Protocol-Version header the request
+// carries (a request answered without the SDK's session, hosted or over
+// stdio, has it there), else "" (treated as the oldest).
+func Protocol(req mcp.Request) string {
+	if req == nil {
+		return ""
+	}
+	if s, ok := req.GetSession().(*mcp.ServerSession); ok && s != nil {
+		if p := s.InitializeParams(); p != nil && p.ProtocolVersion != "" {
+			return p.ProtocolVersion
 		}
 	}
-	if v == "" && req.Extra != nil && req.Extra.Header != nil {
-		v = req.Extra.Header.Get("MCP-Protocol-Version")
+	if e := req.GetExtra(); e != nil && e.Header != nil {
+		return e.Header.Get("MCP-Protocol-Version")
 	}
-	return v >= linkRevision
+	return ""
 }
 
 // withoutLinks drops resource_link blocks, for revisions that lack them.
