@@ -68,14 +68,20 @@ func ClassifyRefusal(err error) (Refusal, *rs.Error) {
 }
 
 // DeadReason names why the grant err reports is dead, or "" when it is not:
-// the RS's grant code, or credential_rejected for a token the RS refuses.
-// A refusal after which the Guard loaded a new token from the cache is not
-// one: the next call uses that token.
+// RefusalCode, except after a refusal on which the Guard loaded a new token
+// from the cache: the next call uses that token.
 func DeadReason(err error) string {
 	var rej *RejectedError
 	if errors.As(err, &rej) && (rej.Outcome == OutcomeReloaded || rej.Outcome == OutcomeRaced) {
 		return ""
 	}
+	return RefusalCode(err)
+}
+
+// RefusalCode names the grant problem err reports, whether or not a newer
+// token may already replace the refused one: the RS's grant code, or
+// credential_rejected for a token the RS refuses; "" for anything else.
+func RefusalCode(err error) string {
 	switch r, e := ClassifyRefusal(err); r {
 	case RefusedGrant:
 		return e.Code

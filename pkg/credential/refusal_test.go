@@ -50,6 +50,15 @@ func TestClassifyRefusal(t *testing.T) {
 			if got := DeadReason(tc.err); got != tc.dead {
 				t.Errorf("DeadReason = %q, want %q", got, tc.dead)
 			}
+			// RefusalCode names the refusal even when a reload already
+			// answered it; elsewhere it is DeadReason.
+			wantCode := tc.dead
+			if tc.name == "reloaded" {
+				wantCode = CodeRejected
+			}
+			if got := RefusalCode(tc.err); got != wantCode {
+				t.Errorf("RefusalCode = %q, want %q", got, wantCode)
+			}
 		})
 	}
 }

@@ -271,18 +271,6 @@ func reloaded(err error) bool {
 	return errors.As(err, &rej) && (rej.Outcome == credential.OutcomeReloaded || rej.Outcome == credential.OutcomeRaced)
 }
 
-// refusal names the grant problem err reports, lasting or not, or "" (the
-// process's one classification: credential.ClassifyRefusal).
-func refusal(err error) string {
-	switch r, e := credential.ClassifyRefusal(err); r {
-	case credential.RefusedGrant:
-		return e.Code
-	case credential.RefusedToken:
-		return credential.CodeRejected
-	}
-	return ""
-}
-
 // usable lists the indexes of the usable members, in package order.
 func (c *Client) usable() []int {
 	out := make([]int, 0, len(c.members))

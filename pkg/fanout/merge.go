@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -95,7 +96,7 @@ func (c *Client) childWarning(ch child) warning {
 		label = m.GrantID
 	}
 	msg := "Source " + strconv.Quote(label) + " did not answer (" + errCode(ch.err) + "); results are partial."
-	if why := refusal(ch.err); why != "" {
+	if why := credential.RefusalCode(ch.err); why != "" {
 		msg = "Source " + strconv.Quote(label) + " refused the read (" + why + "); have the grant re-approved or reconnect it, or choose another connection. It is asked again on the next call."
 	}
 	if why := c.unusableReason(ch.idx); why != "" {
