@@ -59,7 +59,9 @@ async function startCallback() {
   callback = createServer((req, res) => {
     const u = new URL(req.url, "http://127.0.0.1");
     res.end("You can close this window.");
-    waiting?.(u.searchParams);
+    // Only the redirect counts: the browser also asks this origin for
+    // /favicon.ico, which must not be taken for an answer without a code.
+    if (u.pathname === "/callback") waiting?.(u.searchParams);
   });
   await new Promise((r) => callback.listen(0, "127.0.0.1", r));
   return {
