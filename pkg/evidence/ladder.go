@@ -350,6 +350,49 @@ func RecordSet(body []byte, scope Scope) Ladder {
 	return RecordSetFor(body, scope, PreviewResult{})
 }
 
+// recordSetFromPreview is RecordSetFor built from what Preview read of the
+// page, without reading the body again. It reports false when that is not
+// enough: the preview read the page under another scope or did not finish,
+// or an entry would come from a record after the previewed ones.
+func recordSetFromPreview(scope Scope, p PreviewResult) (Ladder, bool) {
+	if !p.rowsRead || len(p.lines) == 0 || p.lines[0].scope != scope {
+		return Ladder{}, false
+	}
+	l := Ladder{Kind: KindRecordSet, ReadTool: ToolReadRecordField, Records: []Entry{}}
+	whole := false
+	for i, line := range p.lines {
+		if len(l.Records) == LadderRecords {
+			if line.hasID {
+				l.MoreRecords++
+			} else {
+				l.WithoutID++
+			}
+			continue
+		}
+		var shown map[string]bool
+		if i < len(p.Whole) {
+			shown = p.Whole[i]
+		}
+		e, ok := line.entry(shown)
+		if !ok {
+			l.WithoutID++
+			continue
+		}
+		whole = whole || e.ShownWhole > 0
+		l.Records = append(l.Records, e)
+	}
+	if len(l.Records) < LadderRecords && p.tailIDs > 0 {
+		return Ladder{}, false
+	}
+	l.MoreRecords += p.tailIDs
+	l.WithoutID += p.tailNoIDs
+	l.addNotes("structuredContent.data")
+	if whole {
+		l.Notes = append(l.Notes, noteShownWhole)
+	}
+	return l, true
+}
+
 // noteShownWhole explains Entry.ShownWhole.
 const noteShownWhole = "fields the text shows whole are not listed (shown_whole counts them)"
 
@@ -358,6 +401,9 @@ const noteShownWhole = "fields the text shows whole are not listed (shown_whole 
 // entry, since the text already holds them; everything the preview cut or
 // left out is listed.
 func RecordSetFor(body []byte, scope Scope, p PreviewResult) Ladder {
+	if l, ok := recordSetFromPreview(scope, p); ok {
+		return l
+	}
 	l := Ladder{Kind: KindRecordSet, ReadTool: ToolReadRecordField, Records: []Entry{}}
 	i := -1
 	whole := false

@@ -22,23 +22,35 @@ func TestRecordSetForReusesPreview(t *testing.T) {
 		wide = append(wide, wideRecord(i, "cin_a"))
 	}
 	wide[2] = `{"object":"record","stream":"notes","data":{"title":"no id"}}`
+	noID := `{"object":"record","stream":"notes","data":{"title":"no id"}}`
+	// Two of the first five records have no id, so the ladder's fourth and
+	// fifth entries are records the preview did not show.
+	holes := []string{wideRecord(0, "cin_a"), noID, noID, wideRecord(3, "cin_a"), wideRecord(4, "cin_a"), wideRecord(5, "cin_a"), wideRecord(6, "cin_a")}
 	for _, tt := range []struct {
 		name string
 		body []byte
+		// fromPreview: the ladder is built without reading the body again.
+		fromPreview bool
 	}{
-		{"fixture", fixture(t, "records-messages-limit3")},
-		{"blob fixture", []byte(`{"data":[` + string(fixture(t, "record-attachments-with-blob")) + `]}`)},
-		{"more records than entries, one without id", page(wide, "")},
-		{"blob-shaped data", page([]string{`{"id":"b1","stream":"s","data":{"blob_id":"blob_1","mime_type":"text/plain","note":"a note"}}`}, "")},
-		{"deep field", page([]string{`{"id":"d1","stream":"s","data":{"deep":` + nested(40) + `,"shallow":` + nested(3) + `}}`}, "")},
-		{"repeated data member", page([]string{`{"id":"r1","stream":"s","data":{"a":"first"},"data":{"b":"second"}}`}, "")},
-		{"tombstone", page([]string{`{"id":"t1","stream":"s","deleted":true}`}, "")},
+		{"fixture", fixture(t, "records-messages-limit3"), true},
+		{"blob fixture", []byte(`{"data":[` + string(fixture(t, "record-attachments-with-blob")) + `]}`), true},
+		{"more records than entries, one without id", page(wide, ""), false},
+		{"more records than entries", page(append(wide[:2:2], wide[3:]...), ""), true},
+		{"entries from records after the preview", page(holes, ""), false},
+		{"records without id after the preview", page(append(holes[:5:5], noID, noID), ""), true},
+		{"blob-shaped data", page([]string{`{"id":"b1","stream":"s","data":{"blob_id":"blob_1","mime_type":"text/plain","note":"a note"}}`}, ""), true},
+		{"deep field", page([]string{`{"id":"d1","stream":"s","data":{"deep":` + nested(40) + `,"shallow":` + nested(3) + `}}`}, ""), true},
+		{"repeated data member", page([]string{`{"id":"r1","stream":"s","data":{"a":"first"},"data":{"b":"second"}}`}, ""), true},
+		{"tombstone", page([]string{`{"id":"t1","stream":"s","deleted":true}`}, ""), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			scope := Scope{Stream: "s", ConnectionID: "cin_x"}
 			p := Preview(tt.body, PreviewOptions{Label: "l", Scope: scope})
 			if len(p.lines) == 0 {
 				t.Fatal("the preview kept no parsed lines to reuse")
+			}
+			if _, ok := recordSetFromPreview(scope, p); ok != tt.fromPreview {
+				t.Errorf("ladder built from the preview alone: %v, want %v", ok, tt.fromPreview)
 			}
 			got := RecordSetFor(tt.body, scope, p)
 			want := RecordSetFor(tt.body, scope, PreviewResult{Whole: p.Whole})
@@ -67,4 +79,35 @@ func TestRecordEntryDeepFieldMatchesVisibleJSON(t *testing.T) {
 			t.Errorf("depth %d: preview_text %q, want %q", depth, got, want)
 		}
 	}
+}
+
+// FuzzRecordSetFromPreview: for any valid JSON page, the ladder built from
+// what Preview read equals the one built by reading every record again, and
+// the one pass Preview makes over a record finds the id Identity finds and
+// the connection_id gjson's Get finds.
+func FuzzRecordSetFromPreview(f *testing.F) {
+	f.Add(fixture(f, "records-messages-limit3"), "messages", "")
+	f.Add(page([]string{wideRecord(1, "c"), `{"id":"x","connection_id":7,"connection_id":"b","stream":"s"}`, wideRecord(2, "")}, ""), "notes", "cin")
+	f.Add([]byte(`{"data":[{"id":"a"},{"id":"b","connection_id":"c2"},{},{"id":"c"},{"id":"d"},{"id":"e"},{"id":"f"},[],"s"]}`), "s", "")
+	f.Fuzz(func(t *testing.T, body []byte, stream, conn string) {
+		if !gjson.ValidBytes(body) {
+			return // the RS client refuses invalid JSON before any tool renders it
+		}
+		scope := Scope{Stream: stream, ConnectionID: conn}
+		readEnvelope(parseBody(body)).rows.ForEach(func(_, v gjson.Result) bool {
+			var c string
+			id, ok := identityOf(v, scope, &c)
+			wantID, wantOK := Identity(v, scope)
+			if id != wantID || ok != wantOK || c != v.Get("connection_id").Str {
+				t.Fatalf("one pass over %s: %v %v %q, want %v %v %q", v.Raw, id, ok, c, wantID, wantOK, v.Get("connection_id").Str)
+			}
+			return true
+		})
+		p := Preview(body, PreviewOptions{Label: "l", Scope: scope})
+		got := RecordSetFor(body, scope, p)
+		want := RecordSetFor(body, scope, PreviewResult{Whole: p.Whole})
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("ladder from the preview differs (-reread +reused):\n%s", diff)
+		}
+	})
 }

@@ -82,6 +82,17 @@ type PreviewResult struct {
 	// lines hold each previewed record's id and parsed tree, which
 	// RecordSetFor reuses rather than reading the records again.
 	lines []*previewLine
+	// rowsRead: lines hold the page's first records and tailIDs and
+	// tailNoIDs count the records after them with and without an id.
+	rowsRead           bool
+	tailIDs, tailNoIDs int
+}
+
+// rowID is a record of the page and its id.
+type rowID struct {
+	rec gjson.Result
+	id  resultid.ID
+	ok  bool
 }
 
 // Preview renders a page of records (an RS list body) as bounded text:
@@ -106,16 +117,23 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 		limit = PreviewRecords
 	}
 	limit = min(limit, maxPreviewRecords)
-	var items []gjson.Result
-	total := 0
+	// One pass over each record's members finds its id and its
+	// connection_id; the ladder (RecordSetFor) then needs no pass of its own.
+	var items []rowID
+	total, tailIDs, tailNoIDs := 0, 0, 0
 	firstConn, multiConn := "", false
 	env.rows.ForEach(func(_, v gjson.Result) bool {
+		var c string
+		id, ok := identityOf(v, opts.Scope, &c)
 		if total < limit {
-			items = append(items, v)
+			items = append(items, rowID{v, id, ok})
+		} else if ok {
+			tailIDs++
+		} else {
+			tailNoIDs++
 		}
 		total++
 		if opts.Scope.ConnectionID == "" && !multiConn {
-			c := v.Get("connection_id").Str
 			if total == 1 {
 				firstConn = c
 			}
@@ -129,13 +147,13 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 	// without one (the header then says to pass connection_id).
 	h.cursorPages = h.cursor != "" || (!h.hasMore && !multiConn)
 	label, _ := Cut(oneLine(opts.Label), labelMax)
-	keys := map[string]bool{}
+	var keys *keySet
 	lead := defaultLead
 	if len(opts.KeyFields) > 0 {
+		keys = newKeySet(opts.KeyFields)
 		lead = make([][]string, len(opts.KeyFields))
-		for i, f := range opts.KeyFields {
-			keys[f] = true
-			lead[i] = []string{f}
+		for i := range opts.KeyFields {
+			lead[i] = opts.KeyFields[i : i+1 : i+1]
 		}
 	}
 	k := len(items)
@@ -148,6 +166,7 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 		if text, res, ok := fit(label, h, lines[:k], total); ok {
 			res.Text = text
 			res.lines = lines
+			res.tailIDs, res.tailNoIDs, res.rowsRead = tailIDs, tailNoIDs, true
 			return res
 		}
 	}
@@ -167,11 +186,12 @@ type previewLine struct {
 	scratch *lineScratch
 	tree    *node
 	fold    *identity
-	keys    map[string]bool
+	keys    *keySet
 	lead    [][]string
 	text    [len(previewLevels)]string
 	n       [len(previewLevels)]counts
 	whole   [len(previewLevels)][]memberEnd
+	memo    dataMemo
 	done    [len(previewLevels)]bool
 	level   int
 }
@@ -182,9 +202,9 @@ type lineScratch struct {
 	buf    []byte // a rendering before it is kept as a string
 }
 
-func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool, lead [][]string, scratch *lineScratch) *previewLine {
-	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: rec, scope: scope, keys: keys, lead: lead, scratch: scratch}
-	if id, ok := Identity(rec, scope); ok {
+func newPreviewLine(i int, row rowID, scope Scope, keys *keySet, lead [][]string, scratch *lineScratch) *previewLine {
+	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: row.rec, scope: scope, keys: keys, lead: lead, scratch: scratch}
+	if id, ok := row.id, row.ok; ok {
 		l.id, l.hasID = id, true
 		l.prefix += "id=" + id.String() + " "
 		l.fold = &identity{record: id.RecordID(), stream: id.Stream(), connection: id.ConnectionID()}
@@ -194,7 +214,7 @@ func newPreviewLine(i int, rec gjson.Result, scope Scope, keys map[string]bool, 
 
 func (l *previewLine) render(level int) (string, counts) {
 	if !l.done[level] {
-		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, lead: l.lead, trackWhole: true, conn: l.scope.ConnectionID}
+		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, lead: l.lead, trackWhole: true, conn: l.scope.ConnectionID, memo: &l.memo}
 		b := append(l.scratch.buf[:0], l.prefix...)
 		b = r.value(b, l.parsed(), 0, false)
 		l.text[level] = string(b)

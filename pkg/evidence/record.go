@@ -24,12 +24,23 @@ type Scope struct {
 // scope. It reports false when no valid id can be formed; it never drops a
 // connection the record names to produce a legacy id.
 func Identity(rec gjson.Result, scope Scope) (resultid.ID, bool) {
+	return identityOf(rec, scope, nil)
+}
+
+// identityOf is Identity. When firstConn is set, the same pass over rec's
+// members also stores there what rec.Get("connection_id").Str would return:
+// the first member of that name, "" when it is not a string.
+func identityOf(rec gjson.Result, scope Scope, firstConn *string) (resultid.ID, bool) {
 	if !rec.IsObject() {
 		return resultid.ID{}, false
 	}
 	// One pass over the members: records can be large and every Get rescans.
 	var object, id, recordKey, recordID, stream, streamName, conn, alias string
+	connSeen := firstConn == nil
 	rec.ForEach(func(k, v gjson.Result) bool {
+		if !connSeen && k.Str == "connection_id" {
+			*firstConn, connSeen = v.Str, true
+		}
 		if v.Type != gjson.String {
 			return true
 		}

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -223,7 +224,7 @@ type renderer struct {
 	// connection_id of the record wrapper being rendered.
 	conn string
 	// keys are field names a terse rendering keeps first.
-	keys map[string]bool
+	keys *keySet
 	// lead, when set, puts a record's identifying data members first: from
 	// each group, in group order, the first name the record has.
 	lead [][]string
@@ -243,6 +244,31 @@ type renderer struct {
 	// dups are members of the record data being rendered whose value
 	// repeats a member kept before them: the first a terse preview drops.
 	dups []*node
+	// memo, when set, keeps what the record data's rendering works out from
+	// the data alone (leading members, duplicates, ranks), so the renderings
+	// of one record at several limits work it out once.
+	memo *dataMemo
+}
+
+// dataMemo is what renderings of one record's data share. Leading members,
+// duplicates and ranks depend on the data object, the key fields and the
+// lead groups, which are the same for every rendering of a preview line.
+type dataMemo struct {
+	data     *node // the data object these are for; nil before the first
+	leading  [maxLeading]*node
+	nLeading int
+	dupsDone bool
+	dups     []*node
+	ranks    []uint8 // per member of data, rank+1 (0: not computed yet)
+}
+
+// forData readies m for data object n, forgetting what it held for another.
+func (m *dataMemo) forData(n *node) bool {
+	if m.data == n {
+		return true
+	}
+	*m = dataMemo{data: n, dups: m.dups[:0], ranks: m.ranks[:0]}
+	return false
 }
 
 // keyStrFactor is how much longer a key or leading member's string may be
@@ -370,18 +396,38 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 		}
 	}
 	top := inData && depth == 1 && r.lead != nil
+	var memo *dataMemo
 	if top {
-		r.pickLeading(n)
+		if r.memo != nil {
+			memo = r.memo
+			if memo.forData(n) {
+				r.leading, r.nLeading = memo.leading, memo.nLeading
+			} else {
+				r.pickLeading(n)
+				memo.leading, memo.nLeading = r.leading, r.nLeading
+			}
+		} else {
+			r.pickLeading(n)
+		}
 		defer func() { r.nLeading = 0 }()
 	}
 	left := 0
 	if r.lim.entries > 0 && len(keep) > r.lim.entries {
 		left = len(keep) - r.lim.entries
 		if top {
-			r.findDups(n, keep)
+			// The members kept so far (those not folded) are the same for
+			// every rendering of a record, so the duplicates are too.
+			if memo != nil && memo.dupsDone {
+				r.dups = append(r.dups[:0], memo.dups...)
+			} else {
+				r.findDups(n, keep)
+				if memo != nil {
+					memo.dups, memo.dupsDone = append(memo.dups[:0], r.dups...), true
+				}
+			}
 			defer func() { r.dups = r.dups[:0] }()
 		}
-		keep = r.mostInformative(n, keep)
+		keep = r.mostInformative(n, keep, memo)
 	}
 	if top && r.nLeading > 0 {
 		keep = r.leadFirst(n, keep)
@@ -398,7 +444,7 @@ func (r *renderer) object(b []byte, n *node, depth int, inData bool) []byte {
 		b = append(b, m.quotedKey...)
 		b = append(b, ':')
 		before := r.n
-		r.keyStr = top && m.kind == kindString && (r.keys[m.key] || r.isLeading(m))
+		r.keyStr = top && m.kind == kindString && (r.keys.has(m.key) || r.isLeading(m))
 		b = r.value(b, m, depth+1, depth == 0 && r.fold != nil && m.key == "data")
 		r.keyStr = false
 		if inData && depth == 1 && r.trackWhole && r.n.cutValues == before.cutValues && r.n.cutEntries == before.cutEntries {
@@ -476,19 +522,73 @@ func (r *renderer) leadFirst(n *node, keep []int) []int {
 // a date equal to received_at says nothing new.
 func (r *renderer) findDups(n *node, keep []int) {
 	r.dups = r.dups[:0]
-	seen := map[string]bool{}
+	// Most records have a few dozen members: comparing against the values
+	// seen so far costs less than a map per rendering. Larger ones take a map,
+	// so a hostile record cannot make this quadratic.
+	var buf [smallObject]string
+	seen := buf[:0]
+	var many map[string]bool
+	if len(keep) > smallObject {
+		many = make(map[string]bool, len(keep))
+	}
 	for pass := 0; pass < 2; pass++ {
 		for _, j := range keep {
 			m := &n.kids[j]
-			if m.kind != kindString || m.str == "" || (pass == 0) != (r.keys[m.key] || r.isLeading(m)) {
+			if m.kind != kindString || m.str == "" || (pass == 0) != (r.keys.has(m.key) || r.isLeading(m)) {
 				continue
 			}
-			if seen[m.str] {
-				r.dups = append(r.dups, m)
+			if many != nil {
+				if many[m.str] {
+					r.dups = append(r.dups, m)
+				}
+				many[m.str] = true
+				continue
 			}
-			seen[m.str] = true
+			if slices.Contains(seen, m.str) {
+				r.dups = append(r.dups, m)
+			} else {
+				seen = append(seen, m.str)
+			}
 		}
 	}
+}
+
+// smallObject is the member count up to which lookups scan a slice rather
+// than build a map.
+const smallObject = 32
+
+// keySet is a set of field names: a slice while it is small (a lookup then
+// compares a few strings instead of hashing one), a map beyond.
+type keySet struct {
+	few  []string
+	many map[string]bool
+}
+
+func newKeySet(names []string) *keySet {
+	k := &keySet{}
+	if len(names) > maxFewKeys {
+		k.many = make(map[string]bool, len(names))
+		for _, n := range names {
+			k.many[n] = true
+		}
+		return k
+	}
+	k.few = names
+	return k
+}
+
+// maxFewKeys is the largest keySet kept as a slice.
+const maxFewKeys = 8
+
+// has reports whether name is in the set; a nil set is empty.
+func (k *keySet) has(name string) bool {
+	switch {
+	case k == nil:
+		return false
+	case k.many != nil:
+		return k.many[name]
+	}
+	return slices.Contains(k.few, name)
 }
 
 func (r *renderer) isDup(m *node) bool {
@@ -507,7 +607,7 @@ func (r *renderer) isDup(m *node) bool {
 // that repeat another member's.
 func (r *renderer) rank(m *node) int {
 	switch {
-	case r.keys[m.key], m.key == "data" && m.kind == kindObject, r.isLeading(m):
+	case r.keys.has(m.key), m.key == "data" && m.kind == kindObject, r.isLeading(m):
 		return 0
 	case m.empty(), r.isDup(m):
 		return 5
@@ -529,10 +629,30 @@ const ranks = 6
 // authored order, the earlier member winning a tie: a stable sort by rank cut
 // to length, done by counting since there are only a few ranks. It reuses
 // keep's array.
-func (r *renderer) mostInformative(n *node, keep []int) []int {
+func (r *renderer) mostInformative(n *node, keep []int, memo *dataMemo) []int {
 	var perRank [ranks]int
+	// Each member's rank, computed once for both passes below (and, with a
+	// memo, once for every rendering of the record).
+	var buf [smallObject]uint8
+	rankOf := buf[:0]
+	if len(keep) > smallObject {
+		rankOf = make([]uint8, 0, len(keep))
+	}
+	if memo != nil && len(memo.ranks) != len(n.kids) {
+		memo.ranks = append(memo.ranks[:0], make([]uint8, len(n.kids))...)
+	}
 	for _, j := range keep {
-		perRank[r.rank(&n.kids[j])]++
+		var rank int
+		if memo != nil && memo.ranks[j] != 0 {
+			rank = int(memo.ranks[j]) - 1
+		} else {
+			rank = r.rank(&n.kids[j])
+			if memo != nil {
+				memo.ranks[j] = uint8(rank + 1)
+			}
+		}
+		rankOf = append(rankOf, uint8(rank))
+		perRank[rank]++
 	}
 	// Every member ranked below cutoff is kept, and the first quota of rank cutoff.
 	cutoff, quota := 0, r.lim.entries
@@ -541,8 +661,8 @@ func (r *renderer) mostInformative(n *node, keep []int) []int {
 		cutoff++
 	}
 	out := keep[:0]
-	for _, j := range keep {
-		switch rank := r.rank(&n.kids[j]); {
+	for i, j := range keep {
+		switch rank := int(rankOf[i]); {
 		case rank < cutoff:
 			out = append(out, j)
 		case rank == cutoff && quota > 0:
