@@ -554,13 +554,20 @@ func (h *Hit) Entry(scope Scope) (Entry, bool) {
 func SearchLadder(hits []Hit, scope Scope) Ladder {
 	l := Ladder{Kind: KindSearchResults, ReadTool: ToolReadRecordField, Records: []Entry{}}
 	for i := range hits {
-		switch e, ok := hits[i].Entry(scope); {
-		case !ok:
-			l.WithoutID++
-		case len(l.Records) < LadderRecords:
+		if len(l.Records) == LadderRecords {
+			// Past the entries only whether a hit has an id matters: Entry
+			// fails exactly when Identity does.
+			if _, ok := hits[i].Identity(scope); ok {
+				l.MoreRecords++
+			} else {
+				l.WithoutID++
+			}
+			continue
+		}
+		if e, ok := hits[i].Entry(scope); ok {
 			l.Records = append(l.Records, e)
-		default:
-			l.MoreRecords++
+		} else {
+			l.WithoutID++
 		}
 	}
 	l.addNotes("structuredContent.results")

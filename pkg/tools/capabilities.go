@@ -48,6 +48,17 @@ type capabilityEntry struct {
 	// every hit and record, and scanning the schema each time cost more
 	// than rendering the answer. Guarded by the cache's mu.
 	roles map[string][]string
+	// rendering is what the schema tool made of body (nil until it has).
+	rendering *schemaRendering
+}
+
+// schemaRendering is what the schema tool makes of one compact answer: the
+// data it passes on and its text. Both depend on the answer's bytes and the
+// cache key alone, so an answer that repeats the cached one repeats them.
+type schemaRendering struct {
+	data, text string
+	// dataIsBody: data is the cached answer itself (kept once, as body).
+	dataIsBody bool
 }
 
 // NewCapabilityCache returns a cache with the default TTL and size.
@@ -81,6 +92,40 @@ func (c *CapabilityCache) entry(k capabilityKey) (capabilityEntry, bool) {
 func (c *CapabilityCache) put(k capabilityKey, body []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.putLocked(k, body, nil)
+}
+
+// rendered caches the compact schema answer raw under k, as put does, and
+// returns what render makes of it. When raw repeats the answer cached under
+// k, the rendering made of that answer is returned instead of calling
+// render, and the entry (with its role memo) lives on from now. raw's bytes
+// are the whole key: nothing rendered for another answer is ever returned.
+func (c *CapabilityCache) rendered(k capabilityKey, raw string, render func() schemaRendering) schemaRendering {
+	c.mu.Lock()
+	if e, ok := c.entries[k]; ok && e.rendering != nil && c.now().Before(e.expires) && string(e.body) == raw {
+		e.expires = c.now().Add(c.ttl)
+		c.entries[k] = e
+		c.mu.Unlock()
+		r := *e.rendering
+		if r.dataIsBody {
+			r.data = raw
+		}
+		return r
+	}
+	c.mu.Unlock()
+	r := render()
+	kept := r
+	if kept.data == raw {
+		// Data passed on unchanged is the cached body: not kept twice.
+		kept.data, kept.dataIsBody = "", true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(k, []byte(raw), &kept)
+	return r
+}
+
+func (c *CapabilityCache) putLocked(k capabilityKey, body []byte, r *schemaRendering) {
 	now := c.now()
 	if len(c.entries) >= c.max {
 		// Drop expired entries first; if none, drop the one closest to
@@ -100,7 +145,7 @@ func (c *CapabilityCache) put(k capabilityKey, body []byte) {
 			delete(c.entries, oldest)
 		}
 	}
-	c.entries[k] = capabilityEntry{body: body, expires: now.Add(c.ttl), roles: map[string][]string{}}
+	c.entries[k] = capabilityEntry{body: body, expires: now.Add(c.ttl), roles: map[string][]string{}, rendering: r}
 }
 
 // streamSchemaQuery is the compact, stream-scoped schema request shared by

@@ -112,28 +112,37 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 		}
 	}
 	sc := &readResult{ProviderURL: providerURL(env, resp), RequestID: resp.RequestID}
+	// The text and data of a compact answer the cache keeps are made once
+	// per answer: a repeated schema call (the usual first step of every
+	// session) finds them with the cached answer.
+	render := func(data string) schemaRendering {
+		return schemaRendering{data: data, text: schemaText(unwrapSchema([]byte(data)), a.Stream, a.ConnectionID)}
+	}
+	var r schemaRendering
 	switch {
 	case a.Stream != "" && doc.Get("detail").String() == "compact":
 		// The RS compacted and scoped it: pass it on unchanged, and keep it
 		// for the expand check of a following query_records.
-		sc.Data = json.RawMessage(doc.Raw)
+		r = env.Capabilities.rendered(capabilityKey{env.CredentialKey(), a.Stream, a.ConnectionID}, doc.Raw,
+			func() schemaRendering { return render(doc.Raw) })
 		sc.Legend = json.RawMessage(legendJSON)
-		env.Capabilities.put(capabilityKey{env.CredentialKey(), a.Stream, a.ConnectionID}, []byte(doc.Raw))
 	case a.Stream != "":
-		sc.Data = json.RawMessage(projectSchema(doc, true))
+		r = render(projectSchema(doc, true))
 		sc.Legend = json.RawMessage(legendJSON)
 	default:
 		// Global discovery stays an index; per-field detail is one call away.
 		// The compact answer names every stream's field roles: keep it, so
 		// titles and previews use the declared roles without a request.
 		if a.ConnectionID == "" && doc.Get("detail").String() == "compact" {
-			env.Capabilities.put(capabilityKey{env.CredentialKey(), "", ""}, []byte(doc.Raw))
+			r = env.Capabilities.rendered(capabilityKey{env.CredentialKey(), "", ""}, doc.Raw,
+				func() schemaRendering { return render(projectSchema(doc, false)) })
+		} else {
+			r = render(projectSchema(doc, false))
 		}
-		sc.Data = json.RawMessage(projectSchema(doc, false))
 		sc.Omitted = "per-stream field_capabilities and expand_capabilities; call schema with stream for them"
 	}
-	text := schemaText(unwrapSchema(sc.Data), a.Stream, a.ConnectionID)
-	return success(text, sc), nil
+	sc.Data = json.RawMessage(r.data)
+	return success(r.text, sc), nil
 }
 
 func withoutKey(q rs.Query, key string) rs.Query {

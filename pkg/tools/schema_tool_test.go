@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
@@ -264,4 +265,35 @@ func TestSchemaStreamNotGranted(t *testing.T) {
 			t.Errorf("structuredContent.error.code = %v", code)
 		}
 	}
+}
+
+// A schema call that repeats the cached answer gives the same answer as the
+// first (its text and data are reused from the cache), and an answer that
+// changed is rendered afresh.
+func TestSchemaRepeatedAnswer(t *testing.T) {
+	h := newHarness(t, harnessOptions{kind: pdpptest.TokenOwner})
+	for _, args := range []map[string]any{nil, {"stream": "messages"}} {
+		first, second := h.call(t, "schema", args), h.call(t, "schema", args)
+		if text(first) != text(second) || !slices.Equal(rawData(t, first), rawData(t, second)) {
+			t.Errorf("schema %v: a repeated answer rendered differently:\n%s\n---\n%s", args, text(first), text(second))
+		}
+	}
+	body := h.direct(t, "/v1/schema", rs.Query{{Key: "view", Value: "compact"}})
+	renamed := strings.ReplaceAll(body, `"message_bodies"`, `"message_texts"`)
+	if renamed == body {
+		t.Fatal("the compact schema names no message_bodies stream")
+	}
+	h.rs.Fault(pdpptest.Fault{Path: "/v1/schema", Body: []byte(renamed), Times: 1})
+	if txt := text(h.call(t, "schema", nil)); !strings.Contains(txt, `stream name="message_texts"`) || strings.Contains(txt, `"message_bodies"`) {
+		t.Errorf("a changed answer was not rendered afresh:\n%s", txt)
+	}
+}
+
+func rawData(t *testing.T, res *mcp.CallToolResult) []byte {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(gjson.GetBytes(b, "data").Raw)
 }
