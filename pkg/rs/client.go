@@ -245,7 +245,11 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	// UTF-8, no token in any spelling.
 	body = redact(validUTF8(body), tok)
 	declaredJSON := isJSON(mediaType(resp.Header))
-	deep := (declaredJSON || looksJSON(body)) && CheckDepth(body, MaxDepth) != nil
+	jsonish := declaredJSON || looksJSON(body)
+	var valid, deep bool
+	if jsonish {
+		valid, deep = scanJSON(body, MaxDepth)
+	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := parseErrorTok(resp.StatusCode, resp.Header, body, tok, deep)
@@ -263,7 +267,7 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 		out.Body = nil
 		return out, n, nil
 	}
-	if err := c.checkBody(path, out, n, declaredJSON, deep); err != nil {
+	if err := c.checkBody(path, out, n, declaredJSON, jsonish, valid, deep); err != nil {
 		return nil, n, err
 	}
 	kept = true
@@ -339,8 +343,10 @@ func (c *Client) readFailure(ctx, callCtx context.Context, path string, resp *ht
 
 // checkBody says why a 2xx body cannot be passed on, or nil: JSON nested
 // too deep, a declared JSON body that is not JSON, or JSON that is not the
-// route's envelope. n is the size read, before any repair.
-func (c *Client) checkBody(path string, out *Response, n int, declaredJSON, deep bool) error {
+// route's envelope. n is the size read, before any repair. jsonish: the
+// body is declared JSON or looks like it; valid and deep are scanJSON's
+// answers for it.
+func (c *Client) checkBody(path string, out *Response, n int, declaredJSON, jsonish, valid, deep bool) error {
 	invalid := func(format string, args ...any) error {
 		return &TransportError{
 			Code: CodeInvalidResponse, Status: out.Status, RequestID: out.RequestID, BaseURL: c.base,
@@ -350,8 +356,8 @@ func (c *Client) checkBody(path string, out *Response, n int, declaredJSON, deep
 	if deep {
 		return invalid("the resource server sent %d bytes of JSON nested deeper than %d levels", n, MaxDepth)
 	}
-	if declaredJSON || looksJSON(out.Body) {
-		if !gjson.ValidBytes(out.Body) {
+	if jsonish {
+		if !valid {
 			if declaredJSON {
 				return invalid("the resource server declared %s but sent %d bytes that are not valid JSON", out.ContentType(), n)
 			}

@@ -89,6 +89,201 @@ func CheckDepth(b []byte, max int) error {
 	return nil
 }
 
+// scanJSON reads b once, without recursion, and reports what
+// gjson.ValidBytes(b) and CheckDepth(b, max) != nil would: whether b is one
+// valid JSON text, and whether it nests deeper than max (max <= MaxDepth).
+// valid is false whenever tooDeep is true. A body is read by both on every
+// call; one pass instead of two halves that work.
+func scanJSON(b []byte, max int) (valid, tooDeep bool) {
+	valid, tooDeep, ok := scanValid(b, max)
+	if !ok {
+		// Invalid JSON: the depth is CheckDepth's count of brackets outside
+		// strings, which may go on past where the text stops being JSON.
+		return false, CheckDepth(b, max) != nil
+	}
+	return valid, tooDeep
+}
+
+// scanValid is scanJSON for the common case. ok is false when b is not
+// valid JSON and nesting is left to CheckDepth; tooDeep is reported as soon
+// as a valid prefix of b opens more than max containers, where CheckDepth
+// (which counts the same brackets) stops too.
+func scanValid(b []byte, max int) (valid, tooDeep, ok bool) {
+	if max > MaxDepth {
+		return false, false, false
+	}
+	var open [MaxDepth]byte // the open containers, '{' or '['
+	depth := 0
+	i := skipSpace(b, 0)
+value:
+	if i >= len(b) {
+		return false, false, false
+	}
+	switch c := b[i]; c {
+	case '{', '[':
+		if depth == max {
+			return false, true, true
+		}
+		open[depth] = c
+		depth++
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == c+2 { // '}' is '{'+2, ']' is '['+2
+			depth--
+			i++
+			goto next
+		}
+		if c == '{' {
+			goto member
+		}
+		goto value
+	case '"':
+		if i = skipString(b, i+1); i < 0 {
+			return false, false, false
+		}
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if i = skipNumber(b, i); i < 0 {
+			return false, false, false
+		}
+	case 't':
+		if i = skipWord(b, i, "true"); i < 0 {
+			return false, false, false
+		}
+	case 'f':
+		if i = skipWord(b, i, "false"); i < 0 {
+			return false, false, false
+		}
+	case 'n':
+		if i = skipWord(b, i, "null"); i < 0 {
+			return false, false, false
+		}
+	default:
+		return false, false, false
+	}
+next:
+	i = skipSpace(b, i)
+	if depth == 0 {
+		return i == len(b), false, i == len(b)
+	}
+	if i >= len(b) {
+		return false, false, false
+	}
+	switch b[i] {
+	case ',':
+		i = skipSpace(b, i+1)
+		if open[depth-1] == '{' {
+			goto member
+		}
+		goto value
+	case open[depth-1] + 2:
+		depth--
+		i++
+		goto next
+	}
+	return false, false, false
+member:
+	if i >= len(b) || b[i] != '"' {
+		return false, false, false
+	}
+	if i = skipString(b, i+1); i < 0 {
+		return false, false, false
+	}
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return false, false, false
+	}
+	i = skipSpace(b, i+1)
+	goto value
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the closing quote of the string whose
+// contents start at b[i], or -1 when it is not a valid JSON string (a control
+// character, a bad escape, no closing quote). Bytes from 0x80 up pass as
+// they are: the body was made valid UTF-8 before.
+func skipString(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1
+		case c < ' ':
+			return -1
+		case c == '\\':
+			i++
+			if i == len(b) {
+				return -1
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+					return -1
+				}
+				i += 4
+			default:
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// skipNumber returns the index after the number starting at b[i], or -1.
+func skipNumber(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i == len(b) || b[i] < '0' || b[i] > '9':
+		return -1
+	case b[i] == '0':
+		i++
+	default:
+		i = skipDigits(b, i)
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i == len(b) || b[i] < '0' || b[i] > '9' {
+			return -1
+		}
+		i = skipDigits(b, i)
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i == len(b) || b[i] < '0' || b[i] > '9' {
+			return -1
+		}
+		i = skipDigits(b, i)
+	}
+	return i
+}
+
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func skipWord(b []byte, i int, w string) int {
+	if len(b)-i < len(w) || string(b[i:i+len(w)]) != w {
+		return -1
+	}
+	return i + len(w)
+}
+
 const redacted = "[redacted]"
 
 // redact removes every form of the bearer an RS could echo: literal,
@@ -104,7 +299,12 @@ func redact(body []byte, tok string) []byte {
 		return body
 	}
 	forms := tokenForms(tok)
-	if looksJSON(body) && (bytes.IndexByte(body, '\\') >= 0 || containsAny(body, forms)) {
+	if looksJSON(body) {
+		if bytes.IndexByte(body, '\\') < 0 && !containsAny(body, forms) {
+			// No escape can spell the token and no literal holds it: the
+			// search below would find nothing.
+			return body
+		}
 		body = redactStrings(body, forms)
 	}
 	for _, form := range forms {
