@@ -268,10 +268,7 @@ func fit(label string, h handles, lines []*previewLine, total int) (string, Prev
 	}
 	head := header(label, h, total, len(lines))
 	texts := make([]string, len(lines))
-	// The footer only changes with the counts, which most steps leave alone.
-	var foot string
-	var footN counts
-	haveFoot := false
+	foot := footerSizer{h: h, more: total - len(lines)}
 	for {
 		var n counts
 		size := len(head)
@@ -285,18 +282,15 @@ func fit(label string, h handles, lines []*previewLine, total int) (string, Prev
 				widest = i
 			}
 		}
-		if !haveFoot || n != footN {
-			foot, footN, haveFoot = footer(h, total-len(lines), n, false), n, true
-		}
-		if foot != "" {
-			size += 1 + len(foot)
+		if fl := foot.size(n); fl > 0 {
+			size += 1 + fl
 		}
 		if size <= PreviewBudget {
 			res := result(total, len(lines), n, false)
 			for _, l := range lines {
 				res.Whole = append(res.Whole, l.wholeBefore(len(l.text[l.level])))
 			}
-			return joinLines(head, texts, foot), res, true
+			return joinLines(head, texts, footer(h, total-len(lines), n, false)), res, true
 		}
 		if widest < 0 {
 			return cutLines(h, head, texts, lines, total, n)
@@ -412,6 +406,36 @@ func handle(name, value string) string {
 		return name + "=(" + strconv.Itoa(len(value)) + " bytes, too long for this preview: read structuredContent.data." + name + ")"
 	}
 	return name + "=" + string(jsonw.AppendString(nil, value))
+}
+
+// footerSizer measures footer(h, more, n, false) without writing it for
+// every step of fit. The counts enter that text only as whether values were
+// cut, whether entries were cut, and the number of values cut; so its length
+// is that of the text for one cut value (one of four texts, each written
+// once) plus the digits the actual number adds.
+type footerSizer struct {
+	h     handles
+	more  int
+	texts [2][2]string
+	done  [2][2]bool
+}
+
+func (f *footerSizer) size(n counts) int {
+	v, e := 0, 0
+	if n.cutValues > 0 {
+		v = 1
+	}
+	if n.cutEntries > 0 {
+		e = 1
+	}
+	if !f.done[v][e] {
+		f.texts[v][e], f.done[v][e] = footer(f.h, f.more, counts{cutValues: v, cutEntries: e}, false), true
+	}
+	size := len(f.texts[v][e])
+	if v == 1 {
+		size += len(strconv.Itoa(n.cutValues)) - 1
+	}
+	return size
 }
 
 // footer says what the preview left out and how to get it ("" when nothing).

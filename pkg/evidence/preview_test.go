@@ -392,3 +392,21 @@ func TestPreviewSpendsOnRolesAndDistinctValues(t *testing.T) {
 		}
 	}
 }
+
+// fit sizes the footer of each step with footerSizer instead of writing it:
+// the size must be the written footer's length for every combination.
+func TestFooterSizer(t *testing.T) {
+	for _, h := range []handles{{}, {hasMore: true}, {hasMore: true, cursor: "c", cursorPages: true}, {cursorPages: true}} {
+		for _, more := range []int{0, 1, 9, 10, 95} {
+			f := footerSizer{h: h, more: more}
+			for _, cv := range []int{0, 1, 2, 9, 10, 99, 100, 12345} {
+				for _, ce := range []int{0, 1, 7} {
+					n := counts{cutValues: cv, cutEntries: ce, binary: cv % 3}
+					if got, want := f.size(n), len(footer(h, more, n, false)); got != want {
+						t.Fatalf("%+v more=%d %+v: sized %d, written %d", h, more, n, got, want)
+					}
+				}
+			}
+		}
+	}
+}
