@@ -22,8 +22,11 @@ type links struct {
 	seen map[string]bool
 }
 
+// full reports whether the result has all the links it may have.
+func (l *links) full() bool { return len(l.out) == maxLinks }
+
 func (l *links) add(rl *mcp.ResourceLink) {
-	if len(l.out) == maxLinks || l.seen[rl.URI] {
+	if l.full() || l.seen[rl.URI] {
 		return
 	}
 	if l.seen == nil {
@@ -35,6 +38,9 @@ func (l *links) add(rl *mcp.ResourceLink) {
 
 // record links the record id (as a tool printed it) to pdpp://record/.
 func (l *links) record(id string) {
+	if l.full() {
+		return // parsing the id would be wasted
+	}
 	rid, err := resultid.Parse(id)
 	if err != nil {
 		return
@@ -45,6 +51,9 @@ func (l *links) record(id string) {
 // blob links a blob handle that names its connection (only those match
 // the resource template).
 func (l *links) blob(handle, mimeType string, size *int64) {
+	if l.full() {
+		return
+	}
 	h, _, err := resultid.ParseBlobURI(handle)
 	if err != nil || h.ConnectionID() == "" {
 		return

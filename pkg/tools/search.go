@@ -327,8 +327,9 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 	larger := a.largerLists(items, shown, len(results), size, withReads)
 	var b strings.Builder
 	b.WriteString(a.header(shown, len(results)))
-	for _, it := range items[:shown] {
-		b.WriteString("\n" + it.line)
+	for i := range items[:shown] {
+		it := &items[i]
+		b.WriteString("\n" + it.text())
 		if it.withRead {
 			b.WriteString(it.read)
 		}
@@ -463,10 +464,24 @@ func (a searchAdvice) total(size, shown, n int, withReads, larger bool) int {
 }
 
 // searchItem is a hit that can be listed, with the read of its best
-// evidence.
+// evidence. Its line is written when first needed: the budget stops
+// listing at the first line that does not fit, and the lines after it are
+// never read.
 type searchItem struct {
-	line, read string
-	withRead   bool
+	n        int // the hit's position, from 1
+	result   *searchResult
+	line     string
+	lineDone bool
+	read     string
+	withRead bool
+}
+
+// text is the item's line (hitLine).
+func (it *searchItem) text() string {
+	if !it.lineDone {
+		it.line, it.lineDone = hitLine(it.n, *it.result), true
+	}
+	return it.line
 }
 
 func searchItems(results []searchResult, ladder evidence.Ladder) []searchItem {
@@ -484,8 +499,9 @@ func searchItems(results []searchResult, ladder evidence.Ladder) []searchItem {
 		if r.ID == "" {
 			continue // no record identity: nothing to fetch; counted in the footer
 		}
-		it := searchItem{line: hitLine(i+1, r)}
-		if w, ok := reads[r.ID]; ok {
+		it := searchItem{n: i + 1, result: &results[i]}
+		// fill shows the reads of the first searchTextReads items only.
+		if w, ok := reads[r.ID]; ok && len(items) < searchTextReads {
 			it.read = "\n   evidence field_path=" + inline(w.FieldPath) + " read_record_field args=" + compactJSON(w.Read.Args)
 		}
 		items = append(items, it)
@@ -502,8 +518,8 @@ func (a searchAdvice) fill(items []searchItem, n int) (shown int, withReads bool
 		return a.total(size, shownAfter, n, readsAfter, false)+extra <= searchTextBudget
 	}
 	addHits := func(upTo int) {
-		for shown < min(upTo, len(items)) && fits(1+len(items[shown].line), shown+1, withReads) {
-			size += 1 + len(items[shown].line)
+		for shown < min(upTo, len(items)) && fits(1+len(items[shown].text()), shown+1, withReads) {
+			size += 1 + len(items[shown].text())
 			shown++
 		}
 	}
@@ -528,8 +544,8 @@ func (a searchAdvice) largerLists(items []searchItem, shown, n, size int, withRe
 		return false
 	}
 	longest := 0
-	for _, it := range items[:shown] {
-		longest = max(longest, len(it.line))
+	for i := range items[:shown] {
+		longest = max(longest, len(items[i].text()))
 	}
 	return a.total(size, shown+1, 100, withReads, false)+1+longest+largerSlack <= searchTextBudget
 }
