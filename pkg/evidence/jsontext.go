@@ -53,12 +53,33 @@ type member struct {
 // full, so a model can read all of it in bounded steps.
 func BoundJSON(id string, v gjson.Result, limit int) JSONCut {
 	root := parse(v, 0)
+	return boundJSON(id, &root, limit)
+}
+
+// Payload is a record's payload (its data object) parsed once, for the
+// text and the ladder entry fetch makes of the same record.
+type Payload struct {
+	tree node
+}
+
+// ParsePayload parses v (a record's data object) for BoundJSON and
+// FetchEntryWith.
+func ParsePayload(v gjson.Result) *Payload {
+	return &Payload{tree: parse(v, 0)}
+}
+
+// BoundJSON is BoundJSON of the value p was parsed from.
+func (p *Payload) BoundJSON(id string, limit int) JSONCut {
+	return boundJSON(id, &p.tree, limit)
+}
+
+func boundJSON(id string, root *node, limit int) JSONCut {
 	var r renderer
 	if rid, err := resultid.Parse(id); err == nil {
 		r.conn = rid.ConnectionID()
 	}
 	if root.kind != kindObject {
-		text := string(r.value(nil, &root, 0, false))
+		text := string(r.value(nil, root, 0, false))
 		total := Len(text)
 		if limit <= 0 || total <= limit {
 			return JSONCut{Text: text, TotalChars: total, ShownChars: total}

@@ -464,7 +464,22 @@ func FetchEntry(record []byte, scope Scope) (Entry, bool) {
 // FetchEntryFor is FetchEntry for a document whose text shows the fields in
 // shown whole: they are left out and counted in shown_whole.
 func FetchEntryFor(record []byte, scope Scope, shown map[string]bool) (Entry, bool) {
-	e, ok := recordEntry(parseBody(record), scope, shown)
+	return FetchEntryWith(record, scope, shown, nil)
+}
+
+// FetchEntryWith is FetchEntryFor reusing data, the record's "data" member
+// already parsed by ParsePayload (nil: parse it here). A tree parsed with
+// data as its root lists the same fields as one parsed from the record, and
+// a field nested too deep for either is read again from its source, so
+// the entry is the same.
+func FetchEntryWith(record []byte, scope Scope, shown map[string]bool, data *Payload) (Entry, bool) {
+	var e Entry
+	var ok bool
+	if data == nil {
+		e, ok = recordEntry(parseBody(record), scope, shown)
+	} else if id, idOK := Identity(parseBody(record), scope); idOK {
+		e, ok = entryFor(id, &data.tree, shown), true
+	}
 	if e.ShownWhole > 0 {
 		e.Notes = append(e.Notes, noteShownWhole)
 	}

@@ -111,3 +111,40 @@ func FuzzRecordSetFromPreview(f *testing.F) {
 		}
 	})
 }
+
+// fetch parses a record's data once for its text and its ladder entry: the
+// entry from that tree must be the one FetchEntryFor builds by parsing the
+// record itself (where data sits one level deeper), fields nested near the
+// depth bound included.
+func FuzzFetchEntryWith(f *testing.F) {
+	for _, depth := range []int{3, 30, 31, 32, 33, 40} {
+		f.Add([]byte(`{"id":"d1","stream":"s","data":{"deep":`+nested(depth)+`,"obj":{"a":`+nested(depth-2)+`},"t":"text"}}`), "cin_x", 200)
+	}
+	f.Add(fixture(f, "record-messages-p_msg_002-connection"), "", 100)
+	f.Add(fixture(f, "record-attachments-with-blob"), "cin_x", 50)
+	f.Add([]byte(`{"id":"b1","stream":"s","data":{"blob_id":"blob_1","mime_type":"text/plain","note":"a note"}}`), "", 20)
+	f.Add([]byte(`{"id":"r1","stream":"s","data":{"a":"first"},"data":{"b":"second"}}`), "", 0)
+	f.Fuzz(func(t *testing.T, body []byte, conn string, limit int) {
+		if !gjson.ValidBytes(body) {
+			return // the RS client refuses invalid JSON
+		}
+		data := gjson.ParseBytes(body).Get("data")
+		if !data.IsObject() {
+			return // fetch passes a tree only for a data object
+		}
+		scope := Scope{Stream: "s", ConnectionID: conn}
+		p := ParsePayload(data)
+		cut := BoundJSON("cin_x/s:r1", data, limit)
+		if diff := cmp.Diff(cut, p.BoundJSON("cin_x/s:r1", limit)); diff != "" {
+			t.Fatalf("BoundJSON from the parsed payload differs (-parse +parsed):\n%s", diff)
+		}
+		want, wantOK := FetchEntryFor(body, scope, cut.Whole)
+		got, ok := FetchEntryWith(body, scope, cut.Whole, p)
+		if ok != wantOK {
+			t.Fatalf("ok %v, want %v", ok, wantOK)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("entry from the payload's tree differs (-reparse +reused):\n%s", diff)
+		}
+	})
+}

@@ -243,7 +243,8 @@ var textFields = []string{"text", "content", "body", "summary"}
 func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte) (*fetchDoc, error) {
 	rec := gjson.ParseBytes(body)
 	payload := rec.Get("data")
-	if !payload.IsObject() {
+	hasData := payload.IsObject()
+	if !hasData {
 		// A wrapper without data (a tombstone): show the wrapper itself.
 		payload = rec
 	}
@@ -274,6 +275,9 @@ func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte
 
 	textField := ""
 	var shown map[string]bool // fields the text shows whole
+	// parsed is payload parsed for the text, which the ladder reuses when
+	// payload is the record's data.
+	var parsed *evidence.Payload
 	for _, f := range textFields {
 		if v := payload.Get(f); v.Type == gjson.String && v.Str != "" && !evidence.IsBase64Blob(v.Str) {
 			textField = f
@@ -301,7 +305,8 @@ func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte
 			m.MoreFields = &more
 		}
 	} else {
-		cut := evidence.BoundJSON(contID, payload, limit)
+		parsed = evidence.ParsePayload(payload)
+		cut := parsed.BoundJSON(contID, limit)
 		doc.Text, shown = cut.Text, cut.Whole
 		m.TextChars, m.Next, m.MoreFields = cut.TotalChars, cut.Next, cut.Rest
 		if cut.Cut() {
@@ -324,7 +329,10 @@ func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte
 	})
 	// The ladder lists what the text does not show whole; a ladder with no
 	// rung would only repeat the id.
-	if e, ok := evidence.FetchEntryFor(body, scope, shown); ok && e.HasReads() {
+	if !hasData {
+		parsed = nil // the text is of the wrapper, the ladder of its (absent) data
+	}
+	if e, ok := evidence.FetchEntryWith(body, scope, shown, parsed); ok && e.HasReads() {
 		m.ContentLadder = &e
 	}
 	doc.Metadata = m
