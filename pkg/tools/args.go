@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/tidwall/gjson"
@@ -129,8 +130,8 @@ func (s *argSpec) decode(raw json.RawMessage, dst any) error {
 		if _, self := s.selfChecked[k]; self {
 			continue
 		}
-		var val any
-		if err := json.Unmarshal(v, &val); err != nil {
+		val, err := decodeValue(v)
+		if err != nil {
 			return s.invalid(k, v)
 		}
 		if err := s.props[k].Validate(val); err != nil {
@@ -161,6 +162,41 @@ func (s *argSpec) decode(raw json.RawMessage, dst any) error {
 			Next: "match the tool's inputSchema and call again"}
 	}
 	return nil
+}
+
+// decodeValue is json.Unmarshal of v (one value of a valid JSON object)
+// into an any. The plain string, number and boolean values most arguments
+// are take a direct path that yields the same value: a string literal with
+// no escapes, quotes or control characters and valid UTF-8 is its bytes, a
+// number is strconv.ParseFloat of its text (as encoding/json reads it).
+func decodeValue(v json.RawMessage) (any, error) {
+	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' {
+		inner := v[1 : n-1]
+		plain := utf8.Valid(inner)
+		for _, c := range inner {
+			if c == '"' || c == '\\' || c < ' ' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(inner), nil
+		}
+	}
+	switch string(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	if len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+			return f, nil
+		}
+	}
+	var val any
+	err := json.Unmarshal(v, &val)
+	return val, err
 }
 
 func (s *argSpec) invalid(name string, got json.RawMessage) error {

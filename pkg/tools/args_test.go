@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -176,4 +177,24 @@ func BenchmarkDecodeArguments(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// decodeValue's direct paths must give what json.Unmarshal gives, for any
+// value an arguments object can hold.
+func FuzzDecodeValue(f *testing.F) {
+	for _, s := range []string{`"messages"`, `""`, `"a\"b"`, `"\u00e9"`, `"é"`, "\"\xff\"", `"a\tb"`, `25`, `-0`, `1.5e3`, `1e400`, `-1e-400`,
+		`true`, `false`, `null`, `[]`, `["a",1]`, `{"a":1}`, ` "x" `, `0.1`, `123456789012345678901234567890`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		if !json.Valid(v) {
+			return // values come out of a decoded object
+		}
+		var want any
+		wantErr := json.Unmarshal(v, &want)
+		got, err := decodeValue(v)
+		if (err != nil) != (wantErr != nil) || (err == nil && !reflect.DeepEqual(got, want)) {
+			t.Fatalf("decodeValue(%q) = %#v, %v; json.Unmarshal gives %#v, %v", v, got, err, want, wantErr)
+		}
+	})
 }
