@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -247,8 +248,9 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	declaredJSON := isJSON(mediaType(resp.Header))
 	jsonish := declaredJSON || looksJSON(body)
 	var valid, deep bool
+	longest := math.MaxInt // unknown until scanned
 	if jsonish {
-		valid, deep = scanJSON(body, MaxDepth)
+		valid, deep, longest = scanJSON(body, MaxDepth)
 	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -267,7 +269,7 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 		out.Body = nil
 		return out, n, nil
 	}
-	if err := c.checkBody(path, out, n, declaredJSON, jsonish, valid, deep); err != nil {
+	if err := c.checkBody(path, out, n, bodyScan{declaredJSON, jsonish, valid, deep, longest}); err != nil {
 		return nil, n, err
 	}
 	kept = true
@@ -341,12 +343,18 @@ func (c *Client) readFailure(ctx, callCtx context.Context, path string, resp *ht
 	return c.failure(ctx, callCtx, path, resp.StatusCode, rid, err)
 }
 
+// bodyScan is what Get learnt of a body before checking it: whether it is
+// declared JSON or looks like it (jsonish), and scanJSON's answers.
+type bodyScan struct {
+	declaredJSON, jsonish, valid, deep bool
+	longest                            int
+}
+
 // checkBody says why a 2xx body cannot be passed on, or nil: JSON nested
 // too deep, a declared JSON body that is not JSON, or JSON that is not the
-// route's envelope. n is the size read, before any repair. jsonish: the
-// body is declared JSON or looks like it; valid and deep are scanJSON's
-// answers for it.
-func (c *Client) checkBody(path string, out *Response, n int, declaredJSON, jsonish, valid, deep bool) error {
+// route's envelope. n is the size read, before any repair.
+func (c *Client) checkBody(path string, out *Response, n int, scan bodyScan) error {
+	declaredJSON, deep := scan.declaredJSON, scan.deep
 	invalid := func(format string, args ...any) error {
 		return &TransportError{
 			Code: CodeInvalidResponse, Status: out.Status, RequestID: out.RequestID, BaseURL: c.base,
@@ -356,12 +364,12 @@ func (c *Client) checkBody(path string, out *Response, n int, declaredJSON, json
 	if deep {
 		return invalid("the resource server sent %d bytes of JSON nested deeper than %d levels", n, MaxDepth)
 	}
-	if jsonish {
-		if !valid {
+	if scan.jsonish {
+		if !scan.valid {
 			if declaredJSON {
 				return invalid("the resource server declared %s but sent %d bytes that are not valid JSON", out.ContentType(), n)
 			}
-		} else if why := checkEnvelope(RouteOf(path), out.Body, c.compat); why != "" {
+		} else if why := checkEnvelopeScanned(RouteOf(path), out.Body, c.compat, scan.longest); why != "" {
 			return invalid("the resource server answered HTTP %d with %s, not the envelope of %s", out.Status, why, RouteOf(path))
 		}
 	}
@@ -385,6 +393,14 @@ func looksJSON(b []byte) bool {
 // record's data is an object, and the identifiers and continuation handles
 // a client passes back are within their bounds (MaxNameBytes and so on).
 func checkEnvelope(route Route, body []byte, compat bool) string {
+	return checkEnvelopeScanned(route, body, compat, math.MaxInt)
+}
+
+// checkEnvelopeScanned is checkEnvelope of a body whose longest string
+// literal (quotes included) is longest bytes: when that is within
+// MaxNameBytes, no identifier of a row can be over its bound, and the rows'
+// members are not read.
+func checkEnvelopeScanned(route Route, body []byte, compat bool, longest int) string {
 	if route == RouteOther {
 		return ""
 	}
@@ -448,7 +464,7 @@ func checkEnvelope(route Route, body []byte, compat bool) string {
 		switch {
 		case !row.IsObject():
 			why = fmt.Sprintf("a list whose data[%d] is %s, not an object", n, jsonKind(row))
-		case route != RouteStreams && len(row.Raw) > MaxNameBytes:
+		case route != RouteStreams && len(row.Raw) > MaxNameBytes && longest > MaxNameBytes:
 			// A shorter row cannot hold an identifier over its bound.
 			if why = checkIdentifiers("", row); why != "" {
 				// Named only once found: no string is built per row.

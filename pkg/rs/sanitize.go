@@ -90,39 +90,43 @@ func CheckDepth(b []byte, max int) error {
 }
 
 // scanJSON reads b once, without recursion, and reports what
-// gjson.ValidBytes(b) and CheckDepth(b, max) != nil would: whether b is one
+// gjson.ValidBytes(b) and CheckDepth(b, limit) != nil would: whether b is one
 // valid JSON text, and whether it nests deeper than max (max <= MaxDepth).
 // valid is false whenever tooDeep is true. A body is read by both on every
 // call; one pass instead of two halves that work.
-func scanJSON(b []byte, max int) (valid, tooDeep bool) {
-	valid, tooDeep, ok := scanValid(b, max)
+//
+// longest is the length of the longest string literal in a valid b (keys
+// included, quotes counted), so a check for over-long strings can be skipped
+// when none can be.
+func scanJSON(b []byte, limit int) (valid, tooDeep bool, longest int) {
+	valid, tooDeep, ok, longest := scanValid(b, limit)
 	if !ok {
 		// Invalid JSON: the depth is CheckDepth's count of brackets outside
 		// strings, which may go on past where the text stops being JSON.
-		return false, CheckDepth(b, max) != nil
+		return false, CheckDepth(b, limit) != nil, 0
 	}
-	return valid, tooDeep
+	return valid, tooDeep, longest
 }
 
 // scanValid is scanJSON for the common case. ok is false when b is not
 // valid JSON and nesting is left to CheckDepth; tooDeep is reported as soon
-// as a valid prefix of b opens more than max containers, where CheckDepth
+// as a valid prefix of b opens more than limit containers, where CheckDepth
 // (which counts the same brackets) stops too.
-func scanValid(b []byte, max int) (valid, tooDeep, ok bool) {
-	if max > MaxDepth {
-		return false, false, false
+func scanValid(b []byte, limit int) (valid, tooDeep, ok bool, longest int) {
+	if limit > MaxDepth {
+		return false, false, false, 0
 	}
 	var open [MaxDepth]byte // the open containers, '{' or '['
 	depth := 0
 	i := skipSpace(b, 0)
 value:
 	if i >= len(b) {
-		return false, false, false
+		return false, false, false, 0
 	}
 	switch c := b[i]; c {
 	case '{', '[':
-		if depth == max {
-			return false, true, true
+		if depth == limit {
+			return false, true, true, 0
 		}
 		open[depth] = c
 		depth++
@@ -137,35 +141,37 @@ value:
 		}
 		goto value
 	case '"':
-		if i = skipString(b, i+1); i < 0 {
-			return false, false, false
+		j := skipString(b, i+1)
+		if j < 0 {
+			return false, false, false, 0
 		}
+		longest, i = max(longest, j-i), j
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		if i = skipNumber(b, i); i < 0 {
-			return false, false, false
+			return false, false, false, 0
 		}
 	case 't':
 		if i = skipWord(b, i, "true"); i < 0 {
-			return false, false, false
+			return false, false, false, 0
 		}
 	case 'f':
 		if i = skipWord(b, i, "false"); i < 0 {
-			return false, false, false
+			return false, false, false, 0
 		}
 	case 'n':
 		if i = skipWord(b, i, "null"); i < 0 {
-			return false, false, false
+			return false, false, false, 0
 		}
 	default:
-		return false, false, false
+		return false, false, false, 0
 	}
 next:
 	i = skipSpace(b, i)
 	if depth == 0 {
-		return i == len(b), false, i == len(b)
+		return i == len(b), false, i == len(b), longest
 	}
 	if i >= len(b) {
-		return false, false, false
+		return false, false, false, 0
 	}
 	switch b[i] {
 	case ',':
@@ -179,17 +185,19 @@ next:
 		i++
 		goto next
 	}
-	return false, false, false
+	return false, false, false, 0
 member:
 	if i >= len(b) || b[i] != '"' {
-		return false, false, false
+		return false, false, false, 0
 	}
-	if i = skipString(b, i+1); i < 0 {
-		return false, false, false
+	j := skipString(b, i+1)
+	if j < 0 {
+		return false, false, false, 0
 	}
-	i = skipSpace(b, i)
+	longest = max(longest, j-i)
+	i = skipSpace(b, j)
 	if i >= len(b) || b[i] != ':' {
-		return false, false, false
+		return false, false, false, 0
 	}
 	i = skipSpace(b, i+1)
 	goto value

@@ -12,11 +12,23 @@ import (
 func checkScan(t *testing.T, b []byte) {
 	t.Helper()
 	for _, max := range []int{MaxDepth, 3, 1, 0} {
-		valid, deep := scanJSON(b, max)
+		valid, deep, longest := scanJSON(b, max)
 		wantDeep := CheckDepth(b, max) != nil
 		wantValid := !wantDeep && gjson.ValidBytes(b)
 		if deep != wantDeep || (!deep && valid != wantValid) || (deep && valid) {
 			t.Fatalf("scanJSON(%q, %d) = valid %v, deep %v; want valid %v, deep %v", b, max, valid, deep, wantValid, wantDeep)
+		}
+		if !valid || max != MaxDepth {
+			continue
+		}
+		// The envelope check that skips reading rows when no string is
+		// long enough must answer as the full one, on every route.
+		for route := RouteOther; route <= RouteBlob; route++ {
+			for _, compat := range []bool{false, true} {
+				if got, want := checkEnvelopeScanned(route, b, compat, longest), checkEnvelope(route, b, compat); got != want {
+					t.Fatalf("%s (compat %v) of %q with longest string %d: %q, want %q", route, compat, b, longest, got, want)
+				}
+			}
 		}
 	}
 }
@@ -35,6 +47,11 @@ func scanSeeds() []string {
 		`{"a":"]]]]"}`, `["[[[[[["]`, `{"a":"\"[[[["}`, "{\"a\":1}\n", `{"a":1}x`, `{"a":{"b":{"c":{}}}}`, `[{"a":[{"b":[{}]}]}]`,
 		`{"a":[1,2,3],"b":{"c":null,"d":true,"e":false,"f":-0.5e3}}`, `[1,{"a":"\u`, `{"a":"é"}`, "[\"\xff\"]",
 		`{"data":[{"id":"p_msg_001","data":{"subject":"Dinner"}}],"has_more":false}`,
+		`{"data":[{"id":"` + strings.Repeat("k", 300) + `","stream":"s","x":"` + strings.Repeat("y", 250) + `"}]}`,
+		`{"data":[{"stream":"` + strings.Repeat("s", 255) + `","x":"` + strings.Repeat("y", 300) + `"},{"stream":"` + strings.Repeat("s", 257) + `"}]}`,
+		`{"data":[{"id":"a","x":"` + strings.Repeat("y", 300) + `"},{"connection_id":"` + strings.Repeat("c", 255) + `","pad":"` + strings.Repeat("p", 300) + `"}]}`,
+		`{"object":"list","data":[{"record_key":"` + strings.Repeat("r", 513) + `"}],"next_cursor":"` + strings.Repeat("n", 4097) + `"}`,
+		`{"data":{"results":[{"id":"` + strings.Repeat("k", 600) + `"}],"next_cursor":"c"}}`,
 	}
 	for _, d := range []int{2, 3, 4, 63, 64, 65, 100} {
 		seeds = append(seeds, strings.Repeat("[", d)+strings.Repeat("]", d), strings.Repeat(`{"a":`, d)+"1"+strings.Repeat("}", d),
