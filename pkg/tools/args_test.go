@@ -198,3 +198,22 @@ func FuzzDecodeValue(f *testing.F) {
 		}
 	})
 }
+
+// jsonString must write what encoding/json's Encoder writes without HTML
+// escaping, for any string.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "<mark>a</mark> & b", "\x00\b\f\n\r\t\"\\", "\u2028\u2029", "\xff<\xfe>", "é😀&", `\u003c<`, "<>&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := jsonString(s), strings.TrimSuffix(b.String(), "\n"); got != want {
+			t.Fatalf("jsonString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -84,12 +85,30 @@ func orUnknown(s string) string {
 
 // jsonString quotes s as a JSON string without HTML escaping, for handles in
 // text (display_name="Work Gmail").
+//
+// It writes what encoding/json's Encoder with SetEscapeHTML(false) writes:
+// json.Marshal's escaping except that <, > and & stay as they are. Escaping
+// goes code point by code point and those three are single bytes, so the
+// text between them is escaped as Marshal escapes it and they are copied.
 func jsonString(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return strings.TrimSuffix(b.String(), "\n")
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for {
+		i := strings.IndexAny(s, "<>&")
+		seg := s
+		if i >= 0 {
+			seg = s[:i]
+		}
+		n := len(b)
+		b = jsonw.AppendMarshalString(b, seg)
+		b = append(b[:n], b[n+1:len(b)-1]...) // without its quotes
+		if i < 0 {
+			break
+		}
+		b = append(b, s[i])
+		s = s[i+1:]
+	}
+	return string(append(b, '"'))
 }
 
 // inline makes a value safe inside a space- and punctuation-delimited
