@@ -91,11 +91,13 @@ func (s *argSpec) decode(raw json.RawMessage, dst any) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return &toolError{Code: CodeInvalidArguments,
-			Message: s.tool + " arguments must be a JSON object",
-			Next:    "send the arguments as an object, e.g. " + s.example()}
+	fields, ok := objectMembers(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			return &toolError{Code: CodeInvalidArguments,
+				Message: s.tool + " arguments must be a JSON object",
+				Next:    "send the arguments as an object, e.g. " + s.example()}
+		}
 	}
 	nulls := false
 	for k, v := range fields {
@@ -162,6 +164,88 @@ func (s *argSpec) decode(raw json.RawMessage, dst any) error {
 			Next: "match the tool's inputSchema and call again"}
 	}
 	return nil
+}
+
+// objectMembers reads the members of raw as json.Unmarshal into a
+// map[string]json.RawMessage does, for the common case: a valid JSON object
+// whose member names are plain ASCII without escapes (a later member of the
+// same name replaces an earlier one, and values are the exact text of
+// each). It reports false for anything else, which the caller then
+// unmarshals. The values share raw's memory.
+func objectMembers(raw []byte) (map[string]json.RawMessage, bool) {
+	if !json.Valid(raw) {
+		return nil, false
+	}
+	i := skipWhite(raw, 0)
+	if raw[i] != '{' {
+		return nil, false
+	}
+	fields := map[string]json.RawMessage{}
+	i = skipWhite(raw, i+1)
+	if raw[i] == '}' {
+		return fields, true
+	}
+	for {
+		// raw is valid JSON: a member name starts here.
+		j := i + 1
+		for raw[j] != '"' {
+			if c := raw[j]; c == '\\' || c >= utf8.RuneSelf {
+				return nil, false // encoding/json unescapes or repairs the name
+			}
+			j++
+		}
+		name := string(raw[i+1 : j])
+		i = skipWhite(raw, j+1) + 1 // past the colon
+		i = skipWhite(raw, i)
+		end := skipValue(raw, i)
+		fields[name] = raw[i:end:end]
+		i = skipWhite(raw, end)
+		if raw[i] == '}' {
+			return fields, true
+		}
+		i = skipWhite(raw, i+1) // past the comma
+	}
+}
+
+func skipWhite(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index after the value starting at b[i] of a valid
+// JSON text.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the end of a number or literal closing the object
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i // the end of a number or literal
+			}
+		}
+	}
+	return i
 }
 
 // decodeValue is json.Unmarshal of v (one value of a valid JSON object)

@@ -217,3 +217,39 @@ func FuzzJSONString(f *testing.F) {
 		}
 	})
 }
+
+// objectMembers must read what json.Unmarshal into a map of raw messages
+// reads, whenever it reads anything.
+func FuzzObjectMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"stream":"messages","limit":25}`, `{"a":1,"a":null}`, `{"a":[1,{"b":"}"}],"c":true,"d":-1.5e3}`,
+		`{"e\u0073c":1}`, `{"é":1}`, "{\"\xff\":1}", `[1]`, `"s"`, `{"a":1`, ` { "a" : "x\"y" , "b" : { } } `, `{"a":"\\","b":false}`, `{"q":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := objectMembers(raw)
+		if !ok {
+			return
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatalf("read %q, which json.Unmarshal refuses: %v", raw, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d members, want %d", raw, len(got), len(want))
+		}
+		for k, v := range want {
+			if string(got[k]) != string(v) {
+				t.Fatalf("%q: member %q is %s, want %s", raw, k, got[k], v)
+			}
+		}
+	})
+}
+
+// Plain arguments take objectMembers' direct path.
+func TestObjectMembersReadsPlainArguments(t *testing.T) {
+	for _, raw := range []string{`{}`, `{"stream":"messages","limit":25}`, `{"id":"cin_a/messages:p1","fields":["subject","to"],"expand_limit":{"attachments":3},"x":null}`} {
+		if _, ok := objectMembers([]byte(raw)); !ok {
+			t.Errorf("%s took the fallback", raw)
+		}
+	}
+}
