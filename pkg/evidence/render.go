@@ -84,16 +84,6 @@ type parser struct {
 }
 
 func (p *parser) parse(v gjson.Result, depth int) node {
-	if depth <= maxDepth && v.Type == gjson.JSON {
-		if n, ok := p.fast(v, depth); ok {
-			return n
-		}
-	}
-	return p.slow(v, depth)
-}
-
-// slow is parse through gjson's reading, which takes any text as it comes.
-func (p *parser) slow(v gjson.Result, depth int) node {
 	switch {
 	case depth > maxDepth:
 		return node{kind: kindTooDeep}
@@ -107,7 +97,7 @@ func (p *parser) slow(v gjson.Result, depth int) node {
 		start := len(p.scratch)
 		v.ForEach(func(k, f gjson.Result) bool {
 			blob.take(k.Str, f)
-			kid := p.slow(f, depth+1)
+			kid := p.parse(f, depth+1)
 			kid.key, kid.quotedKey = k.Str, quoteKey(k)
 			p.scratch = append(p.scratch, kid)
 			return true
@@ -121,7 +111,7 @@ func (p *parser) slow(v gjson.Result, depth int) node {
 	case v.IsArray():
 		start := len(p.scratch)
 		v.ForEach(func(_, f gjson.Result) bool {
-			p.scratch = append(p.scratch, p.slow(f, depth+1))
+			p.scratch = append(p.scratch, p.parse(f, depth+1))
 			return true
 		})
 		return node{kind: kindArray, raw: v.Raw, kids: p.pop(start)}
