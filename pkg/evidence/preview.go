@@ -204,7 +204,8 @@ type lineScratch struct {
 
 func newPreviewLine(i int, row rowID, scope Scope, keys *keySet, lead [][]string, scratch *lineScratch) *previewLine {
 	l := &previewLine{prefix: "record[" + strconv.Itoa(i) + "] ", rec: row.rec, scope: scope, keys: keys, lead: lead, scratch: scratch}
-	if id, ok := row.id, row.ok; ok {
+	if row.ok {
+		id := row.id
 		l.id, l.hasID = id, true
 		l.prefix += "id=" + id.String() + " "
 		l.fold = &identity{record: id.RecordID(), stream: id.Stream(), connection: id.ConnectionID()}
