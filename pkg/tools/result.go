@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -28,10 +29,49 @@ type readResult struct {
 // success builds a successful result: one text block for the model and the
 // structured envelope.
 func success(text string, sc *readResult) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
+	res := &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
 		StructuredContent: sc,
 	}
+	if enc, ok := sc.encode(); ok {
+		res.StructuredContent = enc
+	}
+	return res
+}
+
+// encode writes r as json.Marshal would, copying the RS's bytes through one
+// checking pass instead of encoding/json's, which would scan the page of
+// records twice. It reports false for bytes that are not JSON; the result
+// then keeps r, and the server's encoding check says what is wrong.
+func (r *readResult) encode() (jsonw.Encoded, bool) {
+	b := make([]byte, 0, len(r.Data)+len(r.ContentLadder)+len(r.Legend)+len(r.Omitted)+len(r.ProviderURL)+len(r.RequestID)+128)
+	b = append(b, `{"data":`...)
+	var err error
+	if r.Data == nil {
+		b = append(b, "null"...)
+	} else if b, err = jsonw.AppendRaw(b, r.Data); err != nil {
+		return nil, false
+	}
+	for _, f := range [...]struct {
+		key string
+		v   json.RawMessage
+	}{{"content_ladder", r.ContentLadder}, {"field_capability_legend", r.Legend}} {
+		if len(f.v) == 0 {
+			continue
+		}
+		b = append(append(append(b, ',', '"'), f.key...), '"', ':')
+		if b, err = jsonw.AppendRaw(b, f.v); err != nil {
+			return nil, false
+		}
+	}
+	if r.Omitted != "" {
+		b = jsonw.AppendMarshalString(append(b, `,"omitted":`...), r.Omitted)
+	}
+	b = jsonw.AppendMarshalString(append(b, `,"provider_url":`...), r.ProviderURL)
+	if r.RequestID != "" {
+		b = jsonw.AppendMarshalString(append(b, `,"request_id":`...), r.RequestID)
+	}
+	return jsonw.Encoded(append(b, '}')), true
 }
 
 // objectBody returns the RS answer's body when it is a JSON object. Any other
