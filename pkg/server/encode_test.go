@@ -38,18 +38,18 @@ func TestEncodeToolResultMatchesSDK(t *testing.T) {
 	size := int64(1 << 40)
 	tricky := "a\"b\\c\n\r\t\b\f\x00\x1f\x7f <&> é 😀 \u2028\u2029 \xff\xfe end"
 	for name, r := range map[string]*mcp.CallToolResult{
-		"empty content":       {Content: []mcp.Content{}},
-		"nil content":         {},
-		"text":                {Content: text("hello")},
-		"tricky text":         {Content: text(tricky, "")},
-		"structured":          {Content: text("t"), StructuredContent: sc(map[string]any{"data": []any{1, "<b>", nil, tricky}, "provider_url": "http://x"})},
-		"error":               {Content: text("error code=x"), IsError: true},
-		"meta":                {Meta: mcp.Meta{mcp.MetaKeyServerInfo: &mcp.Implementation{Name: "p<>", Version: "1"}}, Content: text("m")},
-		"not encoded yet":     {Content: text("t"), StructuredContent: map[string]any{"a": "<"}},
-		"annotated":           {Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}},
-		"image":               {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1, 2, 0xff, 0xfe}, MIMEType: "image/png"}}},
-		"image without data":  {Content: []mcp.Content{&mcp.ImageContent{MIMEType: ""}}},
-		"image with meta":     {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/gif", Meta: mcp.Meta{"k": "v"}}}},
+		"empty content":      {Content: []mcp.Content{}},
+		"nil content":        {},
+		"text":               {Content: text("hello")},
+		"tricky text":        {Content: text(tricky, "")},
+		"structured":         {Content: text("t"), StructuredContent: sc(map[string]any{"data": []any{1, "<b>", nil, tricky}, "provider_url": "http://x"})},
+		"error":              {Content: text("error code=x"), IsError: true},
+		"meta":               {Meta: mcp.Meta{mcp.MetaKeyServerInfo: &mcp.Implementation{Name: "p<>", Version: "1"}}, Content: text("m")},
+		"not encoded yet":    {Content: text("t"), StructuredContent: map[string]any{"a": "<"}},
+		"annotated":          {Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}},
+		"image":              {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1, 2, 0xff, 0xfe}, MIMEType: "image/png"}}},
+		"image without data": {Content: []mcp.Content{&mcp.ImageContent{MIMEType: ""}}},
+		"image with meta":    {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/gif", Meta: mcp.Meta{"k": "v"}}}},
 		"links": {Content: append(text("t"),
 			&mcp.ResourceLink{URI: "pdpp://record/c/s/<r>&", Name: tricky, MIMEType: "application/json"},
 			&mcp.ResourceLink{URI: "pdpp://blob/c/b", Name: "b", Title: "T", Description: "d ", MIMEType: "image/png", Size: &size},
@@ -59,9 +59,9 @@ func TestEncodeToolResultMatchesSDK(t *testing.T) {
 		"link with icons":       {Content: []mcp.Content{&mcp.ResourceLink{URI: "u", Icons: []mcp.Icon{{Source: "data:,"}}}}},
 		"link with annotations": {Content: []mcp.Content{&mcp.ResourceLink{URI: "u", Annotations: &mcp.Annotations{Priority: 0.5}}}},
 		"encoded by a tool":     {Content: text("t"), StructuredContent: json.RawMessage(`{"data":{"a":"\u003c"},"provider_url":"x"}`)},
-		"request state":       {Content: text("t"), RequestState: "s"},
-		"long text":           {Content: text(strings.Repeat("record <x> é\n", 2000))},
-		"structured and meta": {Meta: mcp.Meta{"k": 1}, Content: text("t"), StructuredContent: sc([]int{1}), IsError: true},
+		"request state":         {Content: text("t"), RequestState: "s"},
+		"long text":             {Content: text(strings.Repeat("record <x> é\n", 2000))},
+		"structured and meta":   {Meta: mcp.Meta{"k": 1}, Content: text("t"), StructuredContent: sc([]int{1}), IsError: true},
 	} {
 		want, err := marshalNoEscape(r)
 		if err != nil {
