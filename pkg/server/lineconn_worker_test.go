@@ -1,0 +1,57 @@
+package server
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestDirectWorkers: direct calls run on reused goroutines, at most
+// maxIdleWorkers of them wait after a burst, and they end with the
+// connection.
+func TestDirectWorkers(t *testing.T) {
+	c := &lineConn{jobs: make(chan func()), closed: make(chan struct{})}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s (idle workers %d)", what, c.idleWorkers.Load())
+			}
+			runtime.Gosched()
+		}
+	}
+
+	// A burst of concurrent calls: each gets a goroutine.
+	const burst = 3 * maxIdleWorkers
+	release := make(chan struct{})
+	var started, done sync.WaitGroup
+	started.Add(burst)
+	done.Add(burst)
+	for range burst {
+		c.run(func() { started.Done(); <-release; done.Done() })
+	}
+	started.Wait()
+	close(release)
+	done.Wait()
+	waitFor("the burst's workers to settle", func() bool { return c.idleWorkers.Load() == maxIdleWorkers })
+
+	// Calls one after another are taken by waiting workers: without reuse
+	// each would start a goroutine.
+	before := c.spawned.Load()
+	for range 100 {
+		ran := make(chan struct{})
+		c.run(func() { close(ran) })
+		<-ran
+	}
+	if n := c.spawned.Load() - before; n > 10 {
+		t.Errorf("100 calls in a row started %d goroutines: the waiting workers were not reused", n)
+	}
+	if n := c.idleWorkers.Load(); n > maxIdleWorkers {
+		t.Errorf("%d idle workers, want at most %d", n, maxIdleWorkers)
+	}
+
+	close(c.closed)
+	waitFor("the workers to end with the connection", func() bool { return c.idleWorkers.Load() == 0 })
+}
