@@ -90,3 +90,37 @@ func BenchmarkAppendRaw(b *testing.B) {
 		}
 	})
 }
+
+// TestTwice: the structured copy Twice derives is json.Marshal's encoding
+// of the same value, and the text is Compact's.
+func TestTwice(t *testing.T) {
+	type inner struct {
+		S string          `json:"s"`
+		R json.RawMessage `json:"r,omitempty"`
+		M Encoded         `json:"m,omitempty"`
+	}
+	tricky := "a<b>&c \u2028\u2029 \xff \x00 \"q\" é 😀"
+	for name, v := range map[string]any{
+		"strings":     map[string]any{"k<": tricky, "n": 1.5, "z": nil, "b": true},
+		"raw":         inner{S: tricky, R: json.RawMessage(" {\"x\" : \"<\u2028\\u003c\\/\xff\" } ")},
+		"encoded":     inner{M: Encoded(`{"y":"\u003c"}`)},
+		"nested":      []any{inner{S: "&"}, []string{"<", ">"}, map[string]inner{"a": {R: json.RawMessage(`[1,2]`)}}},
+		"unencodable": map[string]any{"f": func() {}},
+		"bad raw":     inner{R: json.RawMessage(`{`)},
+	} {
+		text, m, err := Twice(v)
+		want, wantErr := json.Marshal(v)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%s: error %v, json.Marshal's %v", name, err, wantErr)
+		}
+		if err != nil {
+			continue
+		}
+		if string(m) != string(want) {
+			t.Errorf("%s: structured\n got %s\nwant %s", name, m, want)
+		}
+		if c := Compact(v); text != c {
+			t.Errorf("%s: text\n got %s\nwant %s", name, text, c)
+		}
+	}
+}
