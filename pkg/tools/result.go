@@ -16,8 +16,10 @@ import (
 // readResult is the structuredContent of the read tools. Data is the RS
 // body as raw bytes, so its key order survives; no decode/re-encode happens.
 type readResult struct {
-	Data          json.RawMessage `json:"data"`
-	ContentLadder json.RawMessage `json:"content_ladder,omitempty"`
+	Data json.RawMessage `json:"data"`
+	// ContentLadder is json.Marshal's encoding of the ladder, copied as it
+	// is.
+	ContentLadder jsonw.Encoded `json:"content_ladder,omitempty"`
 	// Legend explains the field capability flags (schema only).
 	Legend json.RawMessage `json:"field_capability_legend,omitempty"`
 	// Omitted says what a projection left out of Data and how to get it.
@@ -52,15 +54,12 @@ func (r *readResult) encode() (jsonw.Encoded, bool) {
 	} else if b, err = jsonw.AppendRaw(b, r.Data); err != nil {
 		return nil, false
 	}
-	for _, f := range [...]struct {
-		key string
-		v   json.RawMessage
-	}{{"content_ladder", r.ContentLadder}, {"field_capability_legend", r.Legend}} {
-		if len(f.v) == 0 {
-			continue
-		}
-		b = append(append(append(b, ',', '"'), f.key...), '"', ':')
-		if b, err = jsonw.AppendRaw(b, f.v); err != nil {
+	if len(r.ContentLadder) > 0 {
+		b = append(append(b, `,"content_ladder":`...), r.ContentLadder...)
+	}
+	if len(r.Legend) > 0 {
+		b = append(b, `,"field_capability_legend":`...)
+		if b, err = jsonw.AppendRaw(b, r.Legend); err != nil {
 			return nil, false
 		}
 	}

@@ -3,6 +3,8 @@ package tools
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // TestReadResultEncodeMatchesMarshal: the read tools' structuredContent,
@@ -15,10 +17,10 @@ func TestReadResultEncodeMatchesMarshal(t *testing.T) {
 	}{
 		"minimal":    {readResult{ProviderURL: "http://rs"}, true},
 		"nil data":   {readResult{Legend: json.RawMessage(`{}`)}, true},
-		"everything": {readResult{Data: json.RawMessage(" {\"data\" : [ {\"s\":\"<b>&\u2028\"} ]}\n"), ContentLadder: json.RawMessage(`[1, 2]`), Legend: json.RawMessage(`{"a":"b"}`), Omitted: "x <y>", ProviderURL: "http://rs/?a=1&b=2", RequestID: "req_1"}, true},
+		"everything": {readResult{Data: json.RawMessage(" {\"data\" : [ {\"s\":\"<b>&\u2028\"} ]}\n"), ContentLadder: jsonw.Encoded(`[1,2]`), Legend: json.RawMessage(`{"a":"b"}`), Omitted: "x <y>", ProviderURL: "http://rs/?a=1&b=2", RequestID: "req_1"}, true},
 		"escapes":    {readResult{Data: json.RawMessage(`{"k":"\u00e9\/\"\\"}`), ProviderURL: "p"}, true},
 		"not json":   {readResult{Data: json.RawMessage(`{"a":}`), ProviderURL: "p"}, false},
-		"bad ladder": {readResult{Data: json.RawMessage(`{}`), ContentLadder: json.RawMessage(`[1,`), ProviderURL: "p"}, false},
+		"bad legend": {readResult{Data: json.RawMessage(`{}`), Legend: json.RawMessage(`[1,`), ProviderURL: "p"}, false},
 		"empty data": {readResult{Data: json.RawMessage{}, ProviderURL: "p"}, false},
 	} {
 		got, ok := tc.r.encode()
