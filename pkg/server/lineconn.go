@@ -645,7 +645,8 @@ func (c *lineConn) encodeAnswer(resp *jsonrpc.Response, p int64, id []byte) []by
 		if !utf8.Valid(resp.Result) {
 			return c.unencodable(resp, p, id, errors.New("invalid UTF-8"))
 		}
-		out := make([]byte, 0, len(resp.Result)+len(id)+33) // and the newline
+		// Room for the framing (33 bytes) and writeLine's newline.
+		out := make([]byte, 0, len(resp.Result)+len(id)+34)
 		out = append(out, `{"jsonrpc":"2.0","id":`...)
 		out = append(out, id...)
 		out = append(out, `,"result":`...)

@@ -1,10 +1,14 @@
 package server
 
 import (
+	"encoding/json"
+	"io"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // TestDirectWorkers: direct calls run on reused goroutines, at most
@@ -54,4 +58,21 @@ func TestDirectWorkers(t *testing.T) {
 
 	close(c.closed)
 	waitFor("the workers to end with the connection", func() bool { return c.idleWorkers.Load() == 0 })
+}
+
+// TestAnswerLineOneAllocation: an encoded result is framed with the
+// client's id and its newline in one buffer (the answer is not copied a
+// second time to append the newline).
+func TestAnswerLineOneAllocation(t *testing.T) {
+	c := &lineConn{out: io.Discard}
+	resp := &jsonrpc.Response{ID: intID(1), Result: json.RawMessage(`{"content":[{"type":"text","text":"x"}]}`)}
+	id := []byte(`"client-7"`)
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := c.writeLine(c.encodeAnswer(resp, 1, id)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 1 {
+		t.Errorf("%v allocations per answer line, want 1", allocs)
+	}
 }
