@@ -192,6 +192,8 @@ type previewLine struct {
 	n       [len(previewLevels)]counts
 	whole   [len(previewLevels)][]memberEnd
 	memo    dataMemo
+	size    sizeStats // of the tree, once sized
+	sized   bool
 	done    [len(previewLevels)]bool
 	level   int
 }
@@ -214,17 +216,62 @@ func newPreviewLine(i int, row rowID, scope Scope, keys *keySet, lead [][]string
 }
 
 func (l *previewLine) render(level int) (string, counts) {
+	if !l.done[level] && level > 0 && l.done[0] && l.within(previewLevels[level]) {
+		// Nothing in the record reaches these limits: the rendering is
+		// the unlimited one.
+		l.text[level], l.n[level], l.whole[level], l.done[level] = l.text[0], l.n[0], l.whole[0], true
+	}
 	if !l.done[level] {
-		r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, lead: l.lead, trackWhole: true, conn: l.scope.ConnectionID, memo: &l.memo}
-		b := append(l.scratch.buf[:0], l.prefix...)
-		b = r.value(b, l.parsed(), 0, false)
-		l.text[level] = string(b)
-		l.scratch.buf = b
-		l.n[level] = r.n
-		l.whole[level] = r.whole
+		l.text[level], l.n[level], l.whole[level] = l.renderAt(level)
 		l.done[level] = true
 	}
 	return l.text[level], l.n[level]
+}
+
+// renderAt renders the line at level.
+func (l *previewLine) renderAt(level int) (string, counts, []memberEnd) {
+	r := renderer{lim: previewLevels[level], fold: l.fold, keys: l.keys, lead: l.lead, trackWhole: true, conn: l.scope.ConnectionID, memo: &l.memo}
+	b := append(l.scratch.buf[:0], l.prefix...)
+	b = r.value(b, l.parsed(), 0, false)
+	l.scratch.buf = b
+	return string(b), r.n, r.whole
+}
+
+// within reports whether rendering the record under lim gives what the
+// unlimited rendering gives: no string is long enough to be cut (a key
+// field's limit is only larger), no object or array has more entries than
+// lim keeps, and no blob's metadata is shown (whose strings are capped
+// under any limit).
+func (l *previewLine) within(lim limits) bool {
+	if !l.sized {
+		l.size = treeSize(l.parsed())
+		l.sized = true
+	}
+	return !l.size.blob && l.size.chars <= lim.str+cutSlack && l.size.entries <= lim.entries
+}
+
+// sizeStats are the largest string and container of a tree, and whether it
+// holds a blob.
+type sizeStats struct {
+	chars, entries int
+	blob           bool
+}
+
+func treeSize(n *node) sizeStats {
+	var s sizeStats
+	switch n.kind {
+	case kindString:
+		s.chars = n.chars
+	case kindBlob:
+		s.blob = true
+	case kindObject, kindArray:
+		s.entries = len(n.kids)
+		for i := range n.kids {
+			k := treeSize(&n.kids[i])
+			s.chars, s.entries, s.blob = max(s.chars, k.chars), max(s.entries, k.entries), s.blob || k.blob
+		}
+	}
+	return s
 }
 
 // parsed returns the record's tree, parsing it on first use.

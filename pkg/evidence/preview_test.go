@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -292,6 +293,7 @@ func FuzzPreview(f *testing.F) {
 	f.Add([]byte(`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`), "l", "", "")
 	f.Fuzz(func(t *testing.T, body []byte, label, stream, conn string) {
 		res := Preview(body, PreviewOptions{Label: label, Scope: Scope{Stream: stream, ConnectionID: conn}})
+		checkLevelReuse(t, body, PreviewOptions{Label: label, Scope: Scope{Stream: stream, ConnectionID: conn}})
 		if len(res.Text) > PreviewBudget {
 			t.Fatalf("%d bytes", len(res.Text))
 		}
@@ -408,5 +410,55 @@ func TestFooterSizer(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A line whose record nothing in a level's limits can cut reuses its
+// unlimited rendering at that level: it must be what rendering at that
+// level gives.
+func checkLevelReuse(t *testing.T, body []byte, opts PreviewOptions) (reused int) {
+	t.Helper()
+	p := Preview(body, opts)
+	for _, l := range p.lines {
+		for level := 1; level < len(previewLevels); level++ {
+			if !l.done[0] || !l.within(previewLevels[level]) {
+				continue
+			}
+			reused++
+			text, n, whole := l.renderAt(level)
+			if text != l.text[0] || n != l.n[0] || !slices.Equal(whole, l.whole[0]) {
+				t.Fatalf("level %d of %s:\n rendered %s %+v %v\n   reused %s %+v %v", level, l.rec.Raw, text, n, whole, l.text[0], l.n[0], l.whole[0])
+			}
+		}
+	}
+	return reused
+}
+
+func TestPreviewReusesUnlimitedRendering(t *testing.T) {
+	short := `{"id":"s1","stream":"notes","data":{"title":"short","tags":["a","b"],"n":1}}`
+	reused := 0
+	for _, body := range [][]byte{
+		fixture(t, "records-messages-limit3"), fixture(t, "records-messages-fields"), fixture(t, "owner-records-messages-expand"),
+		page([]string{short, wideRecord(1, "c")}, ""),
+		page([]string{`{"id":"b1","stream":"s","data":{"f":{"blob_id":"blob_1","mime_type":"text/plain"},"t":"x"}}`}, ""),
+		page([]string{`{"id":"k1","stream":"s","data":{"title":"` + strings.Repeat("t", 130) + `","x":"y"}}`}, ""),
+		page([]string{`{"id":"b2","stream":"s","data":{"f":{"blob_id":"blob_2","mime_type":"` + strings.Repeat("m", 170) + `"}}}`}, ""),
+	} {
+		for _, keys := range [][]string{nil, {"title", "subject"}} {
+			reused += checkLevelReuse(t, body, PreviewOptions{Label: "l", Scope: Scope{Stream: "s"}, KeyFields: keys})
+		}
+	}
+	// Strings and containers at each level's bounds and one past them.
+	for _, lim := range previewLevels[1:] {
+		for _, extra := range []int{0, 1} {
+			long := `{"id":"e1","stream":"s","data":{"note":"` + strings.Repeat("n", lim.str+cutSlack+extra) + `"}}`
+			wide := `{"id":"e2","stream":"s","data":{"list":[` + strings.Repeat(`1,`, lim.entries+extra-1) + `1]}}`
+			for _, rec := range []string{long, wide} {
+				reused += checkLevelReuse(t, page([]string{rec}, ""), PreviewOptions{Label: "l", Scope: Scope{Stream: "s"}})
+			}
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no rendering was reused: the cases do not test the shortcut")
 	}
 }
