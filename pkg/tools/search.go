@@ -88,6 +88,11 @@ type searchArgs struct {
 	ConnectionID string    `json:"connection_id"`
 }
 
+// maxTitleFieldMemos bounds the (stream, connection) pairs whose title
+// field one search call remembers; hits name them, so a hostile answer
+// could name many.
+const maxTitleFieldMemos = 64
+
 // searchPaths maps a mode to its RS route.
 var searchPaths = map[string]string{"": "/v1/search", "lexical": "/v1/search", "semantic": "/v1/search/semantic", "hybrid": "/v1/search/hybrid"}
 
@@ -172,15 +177,27 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	}
 	scope := evidence.Scope{ConnectionID: a.ConnectionID}
 	results := make([]searchResult, len(hits))
+	// Hits of a page mostly share a stream and connection: each pair's
+	// title field is looked up once per call, not once per hit.
+	type source struct{ stream, conn string }
+	titleFields := map[source]string{}
+	credential := env.CredentialKey()
 	titleField := func(stream, conn string) string {
-		f := env.Capabilities.roleFields(env.CredentialKey(), stream, conn, "primary-title")
+		if f, ok := titleFields[source{stream, conn}]; ok {
+			return f
+		}
+		f := env.Capabilities.roleFields(credential, stream, conn, "primary-title")
 		if len(f) == 0 && conn != "" {
-			f = env.Capabilities.roleFields(env.CredentialKey(), stream, "", "primary-title")
+			f = env.Capabilities.roleFields(credential, stream, "", "primary-title")
 		}
-		if len(f) == 0 {
-			return ""
+		name := ""
+		if len(f) > 0 {
+			name = f[0]
 		}
-		return f[0]
+		if len(titleFields) < maxTitleFieldMemos {
+			titleFields[source{stream, conn}] = name
+		}
+		return name
 	}
 	for i := range hits {
 		results[i] = hitResult(providerURL(env, resp), &hits[i], scope, titleField)
