@@ -202,8 +202,19 @@ const (
 // balanced (a stray </mark> or nested <mark> is dropped, an unclosed one is
 // closed, an empty pair removed), and the result has at most max code points,
 // tags included. When cut it ends in "…" and never leaves a <mark> open.
-func Snippet(s string, max int) string {
-	norm := balanceMarks(s)
+func Snippet(s string, max int) string { return Mark(s).Snippet(max) }
+
+// Marked is a highlighted text normalised once (whitespace collapsed,
+// <mark> tags balanced), for a caller that needs more than one Snippet or
+// PlainSnippet of the same text.
+type Marked struct{ norm string }
+
+// Mark normalises s for Snippet and PlainSnippet.
+func Mark(s string) Marked { return Marked{norm: balanceMarks(s)} }
+
+// Snippet is Snippet(s, max) of the text m was made from.
+func (m Marked) Snippet(max int) string {
+	norm := m.norm
 	if Len(norm) <= max {
 		return norm
 	}
@@ -372,8 +383,11 @@ func FirstMark(s string) string {
 }
 
 // PlainSnippet is Snippet with the <mark> tags removed: plain prose.
-func PlainSnippet(s string, max int) string {
-	norm := balanceMarks(s)
+func PlainSnippet(s string, max int) string { return Mark(s).Plain(max) }
+
+// Plain is PlainSnippet(s, max) of the text m was made from.
+func (m Marked) Plain(max int) string {
+	norm := m.norm
 	norm = strings.ReplaceAll(strings.ReplaceAll(norm, markOpen, ""), markClose, "")
 	norm = plainTags.Replace(norm)
 	out, _ := Cut(norm, max)

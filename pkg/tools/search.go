@@ -239,17 +239,21 @@ func hitResult(base string, h *evidence.Hit, scope evidence.Scope, titleField fu
 	// end).
 	opts := evidence.TitleOptions{Stream: r.Stream, Fallback: r.ID}
 	text, hasText := h.SnippetText()
+	var marked evidence.Marked // text normalised once for both its forms
+	if hasText {
+		marked = evidence.Mark(text)
+	}
 	if f := titleField(r.Stream, r.ConnectionID); f != "" {
 		opts.PrimaryTitleField = f
 		if hasText && h.SnippetField() == f {
-			if t := evidence.PlainSnippet(text, evidence.TitleMaxChars+1); !wasCut(t) {
+			if t := marked.Plain(evidence.TitleMaxChars + 1); !wasCut(t) {
 				opts.PrimaryTitle = t
 			}
 		}
 	}
 	r.Title = evidence.Title(h.Raw, opts)
 	if hasText {
-		r.Snippet = evidence.Snippet(text, resultSnippetChars)
+		r.Snippet = marked.Snippet(resultSnippetChars)
 	}
 	return r
 }
@@ -589,8 +593,10 @@ func hitLine(n int, r searchResult) string {
 		b.WriteString(" title=" + jsonString(shorten(r.Title, 80)))
 	}
 	// A snippet that is the whole title adds only its highlights.
-	if r.Snippet != "" && evidence.PlainSnippet(r.Snippet, evidence.TitleMaxChars+1) != r.Title {
-		b.WriteString(" snippet=" + jsonString(evidence.Snippet(r.Snippet, 96)))
+	if r.Snippet != "" {
+		if m := evidence.Mark(r.Snippet); m.Plain(evidence.TitleMaxChars+1) != r.Title {
+			b.WriteString(" snippet=" + jsonString(m.Snippet(96)))
+		}
 	}
 	return b.String()
 }
