@@ -30,9 +30,10 @@ func doublePage(b *testing.B, path string) []byte {
 	return body
 }
 
-// BenchmarkPreview renders the text of query_records' default page (25
-// messages, about 17 KB), without and with the key fields the cached schema
-// declares, then its ladder: the CPU query_records spends on text.
+// BenchmarkPreview renders the text of query_records' default page from the
+// double (limit=25: its 15 messages, about 12 KB), without and with the key
+// fields the cached schema declares, then its ladder: the CPU query_records
+// spends on text.
 func BenchmarkPreview(b *testing.B) {
 	body := doublePage(b, "/v1/streams/messages/records?limit=25")
 	scope := Scope{Stream: "messages"}
