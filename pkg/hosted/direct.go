@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -47,11 +48,12 @@ var directVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26":
 // method and tool in headers (Mcp-Method, Mcp-Name) that must match the body.
 const statelessVersion = "2026-07-28"
 
-// directCall is a tools/call the direct path may answer.
+// directCall is a request the direct path may answer.
 type directCall struct {
-	id    jsonrpc.ID
-	rawID string
-	name  string
+	id     jsonrpc.ID
+	rawID  string
+	method string
+	name   string // the tool of a tools/call
 	args  json.RawMessage
 	meta  json.RawMessage // params._meta, when present
 }
@@ -118,11 +120,23 @@ func isLoopback(hostport string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// parseDirect returns the call when body is exactly one JSON-RPC request
-// {"jsonrpc":"2.0","id":…,"method":"tools/call","params":{"name":…,
-// "arguments":{…}}} with nothing else in it, a plain id (an integer of at
-// most 15 digits, or a string without escapes) and each key once.
-// Everything else is left to the SDK.
+// directMethods are the methods the direct path may answer, with the
+// params keys each may carry besides _meta (and the one it must).
+var directMethods = map[string]struct {
+	keys     []string
+	required string
+}{
+	"tools/call": {[]string{"name", "arguments"}, "name"},
+	"tools/list": {nil, ""},
+}
+
+// parseDirect returns the request when body is exactly one JSON-RPC request
+// {"jsonrpc":"2.0","id":…,"method":…,"params":{…}} of a method in
+// directMethods, with nothing else in it, a plain id (an integer of at most
+// 15 digits, or a string without escapes), each key once, and params of the
+// method's plain shape: for tools/call a tool name and an arguments object,
+// for tools/list nothing (no cursor), and _meta. Everything else is left to
+// the SDK.
 func parseDirect(body []byte) (directCall, bool) {
 	var c directCall
 	b := bytes.TrimSpace(body)
@@ -142,7 +156,9 @@ func parseDirect(body []byte) (directCall, bool) {
 			c.id, ok = plainID(v)
 			c.rawID = v.Raw
 		case "method":
-			slot, ok = 2, v.Type == gjson.String && v.Raw == `"tools/call"`
+			_, known := directMethods[v.Str]
+			slot, ok = 2, v.Type == gjson.String && known && v.Raw == `"`+v.Str+`"`
+			c.method = v.Str
 		case "params":
 			slot, ok = 3, v.IsObject()
 			params = v
@@ -160,9 +176,15 @@ func parseDirect(body []byte) (directCall, bool) {
 	if !ok || seen != [4]bool{true, true, true, true} {
 		return c, false
 	}
+	m := directMethods[c.method]
 	var name, args, meta bool
 	params.ForEach(func(k, v gjson.Result) bool {
-		switch plainKey(k) {
+		key := plainKey(k)
+		if key != "_meta" && !slices.Contains(m.keys, key) {
+			ok = false
+			return false
+		}
+		switch key {
 		case "name":
 			ok = !name && v.Type == gjson.String && !strings.ContainsRune(v.Raw, '\\')
 			name, c.name = true, v.Str
@@ -172,12 +194,10 @@ func parseDirect(body []byte) (directCall, bool) {
 		case "_meta":
 			ok = !meta && v.IsObject()
 			meta, c.meta = true, json.RawMessage(v.Raw)
-		default:
-			ok = false
 		}
 		return ok
 	})
-	return c, ok && name
+	return c, ok && (m.required == "" || name)
 }
 
 // statelessMeta checks a 2026-07-28 call the way the SDK does before it
@@ -186,7 +206,8 @@ func parseDirect(body []byte) (directCall, bool) {
 // _meta. It accepts only calls the SDK would dispatch unchanged; any doubt,
 // including a _meta key it does not know, leaves the call to the SDK.
 func statelessMeta(r *http.Request, c directCall) (mcp.Meta, bool) {
-	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != c.name || c.meta == nil {
+	if r.Header.Get("Mcp-Method") != c.method || c.meta == nil ||
+		(c.method == "tools/call" && r.Header.Get("Mcp-Name") != c.name) {
 		return nil, false
 	}
 	ok := true
@@ -297,45 +318,30 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 		return false
 	}
 	b := h.builtFor(st)
-	if b == nil || !b.direct.Has(call.name) {
+	if b == nil || (call.method == "tools/call" && !b.direct.Has(call.name)) {
 		return false
 	}
-	res, result, err := b.direct.Call(r.Context(), &mcp.CallToolRequest{
-		Params: &mcp.CallToolParamsRaw{Meta: meta, Name: call.name, Arguments: call.args},
-		Extra:  &mcp.RequestExtra{Header: r.Header},
-	})
+	var result []byte
+	var err error
+	switch call.method {
+	case "tools/call":
+		result, err = callTool(r, b.direct, call, meta, stateless)
+	case "tools/list":
+		result, err = b.direct.ListTools(r.Context(), &mcp.ListToolsRequest{
+			Params: &mcp.ListToolsParams{Meta: meta},
+			Extra:  &mcp.RequestExtra{Header: r.Header},
+		})
+	}
 	var data []byte
 	if err == nil {
-		if stateless {
-			// What the SDK adds to every 2026-07-28 result: the server's
-			// identity in _meta, and resultType, which its encoder writes
-			// after the result's own fields.
-			c := *res
-			c.Meta = maps.Clone(res.Meta)
-			if c.Meta == nil {
-				c.Meta = mcp.Meta{}
-			}
-			if _, ok := c.Meta[mcp.MetaKeyServerInfo]; !ok {
-				c.Meta[mcp.MetaKeyServerInfo] = b.direct.ServerInfo()
-			}
-			res = &c
-		}
-		if result == nil || stateless {
-			result, err = server.EncodeToolResult(res)
-		}
-		if err == nil && stateless {
-			result = append(result[:len(result)-1], `,"resultType":"complete"}`...)
-		}
-		if err == nil {
-			// What the SDK's encoder writes for a result, without
-			// encoding the result a second time.
-			data = make([]byte, 0, len(result)+len(call.rawID)+32)
-			data = append(data, `{"jsonrpc":"2.0","id":`...)
-			data = append(data, call.rawID...)
-			data = append(data, `,"result":`...)
-			data = append(data, result...)
-			data = append(data, '}')
-		}
+		// What the SDK's encoder writes for a result, without
+		// encoding the result a second time.
+		data = make([]byte, 0, len(result)+len(call.rawID)+32)
+		data = append(data, `{"jsonrpc":"2.0","id":`...)
+		data = append(data, call.rawID...)
+		data = append(data, `,"result":`...)
+		data = append(data, result...)
+		data = append(data, '}')
 	}
 	if err != nil {
 		data, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call.id, Error: err})
@@ -351,4 +357,38 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(data)
 	return true
+}
+
+// callTool runs a direct tools/call and returns its result's wire form.
+func callTool(r *http.Request, d *server.Direct, call directCall, meta mcp.Meta, stateless bool) ([]byte, error) {
+	res, result, err := d.Call(r.Context(), &mcp.CallToolRequest{
+		Params: &mcp.CallToolParamsRaw{Meta: meta, Name: call.name, Arguments: call.args},
+		Extra:  &mcp.RequestExtra{Header: r.Header},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if stateless {
+		// What the SDK adds to every 2026-07-28 result: the server's
+		// identity in _meta, and resultType, which its encoder writes
+		// after the result's own fields.
+		c := *res
+		c.Meta = maps.Clone(res.Meta)
+		if c.Meta == nil {
+			c.Meta = mcp.Meta{}
+		}
+		if _, ok := c.Meta[mcp.MetaKeyServerInfo]; !ok {
+			c.Meta[mcp.MetaKeyServerInfo] = d.ServerInfo()
+		}
+		res = &c
+	}
+	if result == nil || stateless {
+		if result, err = server.EncodeToolResult(res); err != nil {
+			return nil, err
+		}
+	}
+	if stateless {
+		result = append(result[:len(result)-1], `,"resultType":"complete"}`...)
+	}
+	return result, nil
 }

@@ -39,6 +39,7 @@ func TestDirectMatchesSDK(t *testing.T) {
 	h26 := func(name string) map[string]string {
 		return map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
 	}
+	list26 := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
 	call26 := func(name, args, meta string) string {
 		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":` + meta + `,"name":"` + name + `","arguments":` + args + `}}`
 	}
@@ -81,6 +82,17 @@ func TestDirectMatchesSDK(t *testing.T) {
 		{"2026-07-28 string id", req{header: h26("schema"), body: strings.Replace(call26("schema", `{}`, meta26), `"id":7`, `"id":"s-1"`, 1)}, true},
 		{"Mcp-Method header on an old revision", req{header: map[string]string{"MCP-Protocol-Version": "2025-11-25", "Mcp-Method": "tools/list"}, body: agg}, true},
 
+		// tools/list, answered directly on every revision.
+		{"tools/list", req{body: rpc(1, "tools/list", map[string]any{})}, true},
+		{"tools/list 2025-03-26", req{header: v("2025-03-26"), body: rpc(1, "tools/list", map[string]any{})}, true},
+		{"tools/list 2025-06-18", req{header: v("2025-06-18"), body: rpc(1, "tools/list", map[string]any{})}, true},
+		{"tools/list 2025-11-25", req{header: v("2025-11-25"), body: rpc(1, "tools/list", map[string]any{})}, true},
+		{"tools/list 2024-11-05", req{header: v("2024-11-05"), body: rpc(1, "tools/list", map[string]any{})}, true},
+		{"tools/list string id", req{header: v("2025-11-25"), body: `{"jsonrpc":"2.0","id":"l-1","method":"tools/list","params":{}}`}, true},
+		{"tools/list 2026-07-28", req{header: list26, body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":` + meta26 + `}}`}, true},
+		{"tools/list 2026-07-28 with client info", req{header: list26, body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}`}, true},
+		{"tools/list 2026-07-28 with an Mcp-Name header", req{header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list", "Mcp-Name": "x"}, body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":` + meta26 + `}}`}, true},
+
 		// Left to the SDK.
 		{"unknown tool", req{body: call("nope", map[string]any{})}, false},
 		{"fractional id", req{body: strings.Replace(agg, `"id":7`, `"id":1.5`, 1)}, false},
@@ -100,7 +112,18 @@ func TestDirectMatchesSDK(t *testing.T) {
 		{"arguments not an object", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema","arguments":[1]}}`}, false},
 		{"arguments null", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema","arguments":null}}`}, false},
 		{"wrong jsonrpc version", req{body: strings.Replace(agg, `"2.0"`, `"1.0"`, 1)}, false},
-		{"tools/list", req{body: rpc(1, "tools/list", map[string]any{})}, false},
+		{"tools/list without params", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}, false},
+		{"tools/list null params", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":null}`}, false},
+		{"tools/list empty cursor", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":""}}`}, false},
+		{"tools/list invalid cursor", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"nope"}}`}, false},
+		{"tools/list with a name", req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"schema"}}`}, false},
+		{"tools/list _meta on an old revision", req{header: v("2025-11-25"), body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":` + meta26 + `}}`}, false},
+		{"tools/list 2026-07-28 without _meta", req{header: list26, body: rpc(1, "tools/list", map[string]any{})}, false},
+		{"tools/list 2026-07-28 Mcp-Method mismatch", req{header: h26("schema"), body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":` + meta26 + `}}`}, false},
+		{"tools/list 2026-07-28 without Mcp-Method", req{header: v("2026-07-28"), body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":` + meta26 + `}}`}, false},
+		{"tools/list 2026-07-28 progress token", req{header: list26, body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}`}, false},
+		{"tools/list notification", req{body: `{"jsonrpc":"2.0","method":"tools/list","params":{}}`}, false},
+		{"tools/list batch", req{body: `[{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}]`}, false},
 		{"batch", req{header: v("2025-03-26"), body: "[" + agg + "]"}, false},
 		{"not JSON", req{body: `{"jsonrpc":"2.0",`}, false},
 		{"2026-07-28 without _meta", req{header: h26("aggregate"), body: agg}, false},

@@ -21,10 +21,12 @@ type Direct struct {
 	mw       []mcp.Middleware
 	handle   mcp.MethodHandler
 	calls    atomic.Uint64 // calls made through Call, for tests
+	tools    []*mcp.Tool   // the tool definitions, ordered by name
+	lists    listForms
 }
 
-func newDirect(impl *mcp.Implementation, handlers map[string]mcp.ToolHandler, mw []mcp.Middleware) *Direct {
-	d := &Direct{impl: impl, handlers: handlers}
+func newDirect(impl *mcp.Implementation, handlers map[string]mcp.ToolHandler, tools []*mcp.Tool, mw []mcp.Middleware) *Direct {
+	d := &Direct{impl: impl, handlers: handlers, tools: tools}
 	d.use(mw...)
 	return d
 }
@@ -91,9 +93,13 @@ func (d *Direct) Call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	return fr.(*mcp.CallToolResult), nil, nil
 }
 
-// dispatch is what the SDK does for a tools/call inside the middleware:
-// find the tool, run it, and send an empty content list rather than null.
+// dispatch is what the SDK does inside the middleware: for a tools/call,
+// find the tool, run it, and send an empty content list rather than null;
+// for a tools/list, list the tools.
 func (d *Direct) dispatch(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	if _, ok := req.(*mcp.ListToolsRequest); ok && method == "tools/list" {
+		return d.listTools(ctx, req), nil
+	}
 	r, ok := req.(*mcp.CallToolRequest)
 	if method != "tools/call" || !ok || r.Params == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served directly", method)}
