@@ -54,8 +54,8 @@ type directCall struct {
 	rawID  string
 	method string
 	name   string // the tool of a tools/call
-	args  json.RawMessage
-	meta  json.RawMessage // params._meta, when present
+	args   json.RawMessage
+	meta   json.RawMessage // params._meta, when present
 }
 
 // directEligible reports whether the headers of r let the SDK dispatch a
