@@ -3,6 +3,7 @@ package hosted
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"mime"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,7 +55,7 @@ type directCall struct {
 	id     jsonrpc.ID
 	rawID  string
 	method string
-	name   string // the tool of a tools/call
+	name   string // the tool of a tools/call, the URI of a resources/read
 	args   json.RawMessage
 	meta   json.RawMessage // params._meta, when present
 }
@@ -126,8 +128,9 @@ var directMethods = map[string]struct {
 	keys     []string
 	required string
 }{
-	"tools/call": {[]string{"name", "arguments"}, "name"},
-	"tools/list": {nil, ""},
+	"tools/call":     {[]string{"name", "arguments"}, "name"},
+	"tools/list":     {nil, ""},
+	"resources/read": {[]string{"uri"}, "uri"},
 }
 
 // parseDirect returns the request when body is exactly one JSON-RPC request
@@ -135,7 +138,7 @@ var directMethods = map[string]struct {
 // directMethods, with nothing else in it, a plain id (an integer of at most
 // 15 digits, or a string without escapes), each key once, and params of the
 // method's plain shape: for tools/call a tool name and an arguments object,
-// for tools/list nothing (no cursor), and _meta. Everything else is left to
+// for tools/list nothing (no cursor), for resources/read a URI, and _meta. Everything else is left to
 // the SDK.
 func parseDirect(body []byte) (directCall, bool) {
 	var c directCall
@@ -185,8 +188,8 @@ func parseDirect(body []byte) (directCall, bool) {
 			return false
 		}
 		switch key {
-		case "name":
-			ok = !name && v.Type == gjson.String && !strings.ContainsRune(v.Raw, '\\')
+		case "name", "uri":
+			ok = !name && v.Type == gjson.String && plainString(v.Raw)
 			name, c.name = true, v.Str
 		case "arguments":
 			ok = !args && v.IsObject()
@@ -207,7 +210,7 @@ func parseDirect(body []byte) (directCall, bool) {
 // including a _meta key it does not know, leaves the call to the SDK.
 func statelessMeta(r *http.Request, c directCall) (mcp.Meta, bool) {
 	if r.Header.Get("Mcp-Method") != c.method || c.meta == nil ||
-		(c.method == "tools/call" && r.Header.Get("Mcp-Name") != c.name) {
+		(c.method != "tools/list" && r.Header.Get("Mcp-Name") != c.name) {
 		return nil, false
 	}
 	ok := true
@@ -253,6 +256,21 @@ type clientCaps struct {
 
 func isEmptyObject(raw string) bool {
 	return strings.TrimSpace(raw[1:len(raw)-1]) == ""
+}
+
+// plainString reports whether the JSON string raw reads the same decoded:
+// no escapes, valid UTF-8 (which decoders would replace) and no control
+// characters.
+func plainString(raw string) bool {
+	if strings.ContainsRune(raw, '\\') || !utf8.ValidString(raw) {
+		return false
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] < 0x20 {
+			return false
+		}
+	}
+	return true
 }
 
 // plainKey is k's name when it is written without escapes, else "".
@@ -331,6 +349,11 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 			Params: &mcp.ListToolsParams{Meta: meta},
 			Extra:  &mcp.RequestExtra{Header: r.Header},
 		})
+	case "resources/read":
+		result, err = b.direct.ReadResource(r.Context(), &mcp.ReadResourceRequest{
+			Params: &mcp.ReadResourceParams{Meta: meta, URI: call.name},
+			Extra:  &mcp.RequestExtra{Header: r.Header},
+		})
 	}
 	var data []byte
 	if err == nil {
@@ -343,7 +366,9 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 		data = append(data, result...)
 		data = append(data, '}')
 	}
+	status := http.StatusOK
 	if err != nil {
+		status = errorStatus(err, stateless)
 		data, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call.id, Error: err})
 	}
 	if err != nil {
@@ -355,8 +380,29 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 	h.directCalls.Add(1)
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	w.Header().Set("Content-Type", "application/json")
+	if status != http.StatusOK {
+		w.WriteHeader(status)
+	}
 	_, _ = w.Write(data)
 	return true
+}
+
+// errorStatus is the HTTP status the SDK answers a JSON-RPC error with:
+// from 2026-07-28 on, 404 for an unknown method and 400 for invalid
+// params, an unsupported protocol version or missing client capabilities;
+// 200 otherwise.
+func errorStatus(err error, stateless bool) int {
+	var jerr *jsonrpc.Error
+	if !stateless || !errors.As(err, &jerr) {
+		return http.StatusOK
+	}
+	switch jerr.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 // callTool runs a direct tools/call and returns its result's wire form.

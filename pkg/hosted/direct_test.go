@@ -39,6 +39,13 @@ func TestDirectMatchesSDK(t *testing.T) {
 	h26 := func(name string) map[string]string {
 		return map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
 	}
+	read := func(uri string) string { return rpc(2, "resources/read", map[string]any{"uri": uri}) }
+	read26h := func(uri string) map[string]string {
+		return map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": uri}
+	}
+	read26 := func(uri, meta string) string {
+		return `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"_meta":` + meta + `,"uri":"` + uri + `"}}`
+	}
 	list26 := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
 	call26 := func(name, args, meta string) string {
 		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":` + meta + `,"name":"` + name + `","arguments":` + args + `}}`
@@ -93,7 +100,42 @@ func TestDirectMatchesSDK(t *testing.T) {
 		{"tools/list 2026-07-28 with client info", req{header: list26, body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}`}, true},
 		{"tools/list 2026-07-28 with an Mcp-Name header", req{header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list", "Mcp-Name": "x"}, body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":` + meta26 + `}}`}, true},
 
+		// resources/read, answered directly on every revision: reads,
+		// the RS's refusals, unknown and malformed URIs.
+		{"resources/read 2025-03-26", req{header: v("2025-03-26"), body: read("pdpp://stream/messages")}, true},
+		{"resources/read 2025-06-18", req{header: v("2025-06-18"), body: read("pdpp://stream/messages")}, true},
+		{"resources/read 2025-11-25", req{header: v("2025-11-25"), body: read("pdpp://stream/messages")}, true},
+		{"resources/read no version header", req{body: read("pdpp://stream/messages")}, true},
+		{"resources/read record", req{header: v("2025-11-25"), body: read("pdpp://record/cin_gmail_personal%2Fmessages%3Ap_msg_003")}, true},
+		{"resources/read record with a binary value", req{header: v("2025-11-25"), body: read("pdpp://record/cin_gmail_personal%2Fattachments%3Ap_msg_002_att_1")}, true},
+		{"resources/read record not found", req{header: v("2025-11-25"), body: read("pdpp://record/cin_gmail_work%2Fmessages%3Anope")}, true},
+		{"resources/read ambiguous record", req{body: read("pdpp://record/labels%3AINBOX")}, true},
+		{"resources/read unknown stream", req{body: read("pdpp://stream/no_such")}, true},
+		{"resources/read stream traversal", req{body: read("pdpp://stream/%2E%2E")}, true},
+		{"resources/read field window of the wrong kind", req{body: read("pdpp://field-window/eyJ2IjoxLCJraW5kIjoicmVjb3JkIn0")}, true},
+		{"resources/read blob not found", req{body: read("pdpp://blob/cin_gmail_personal/nope")}, true},
+		{"resources/read unknown scheme", req{body: read("https://example.com/x")}, true},
+		{"resources/read no template", req{body: read("pdpp://other/x")}, true},
+		{"resources/read template without its variable", req{body: read("pdpp://stream/")}, true},
+		{"resources/read not a URI", req{body: read("not a uri")}, true},
+		{"resources/read empty URI", req{body: read("")}, true},
+		{"resources/read html in the URI", req{body: `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"pdpp://stream/<b>&</b>x"}}`}, true},
+		{"resources/read 2026-07-28", req{header: read26h("pdpp://stream/messages"), body: read26("pdpp://stream/messages", meta26)}, true},
+		{"resources/read 2026-07-28 record", req{header: read26h("pdpp://record/cin_gmail_personal%2Fmessages%3Ap_msg_003"), body: read26("pdpp://record/cin_gmail_personal%2Fmessages%3Ap_msg_003", meta26)}, true},
+		{"resources/read 2026-07-28 not found", req{header: read26h("pdpp://stream/no_such"), body: read26("pdpp://stream/no_such", meta26)}, true},
+		{"resources/read 2026-07-28 unknown URI", req{header: read26h("pdpp://other/x"), body: read26("pdpp://other/x", meta26)}, true},
+
 		// Left to the SDK.
+		{"resources/read escaped URI", req{body: `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"pdpp://stream/m\u0065ssages"}}`}, false},
+		{"resources/read control character", req{body: `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"pdpp://stream/a` + "\t" + `"}}`}, false},
+		{"resources/read URI not a string", req{body: `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":5}}`}, false},
+		{"resources/read without a URI", req{body: `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{}}`}, false},
+		{"resources/read extra param", req{body: `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"pdpp://stream/messages","requestState":"x"}}`}, false},
+		{"resources/read duplicate URI", req{body: `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"pdpp://stream/x","uri":"pdpp://stream/messages"}}`}, false},
+		{"resources/read _meta on an old revision", req{header: v("2025-11-25"), body: read26("pdpp://stream/messages", meta26)}, false},
+		{"resources/read 2026-07-28 Mcp-Name mismatch", req{header: read26h("pdpp://stream/other"), body: read26("pdpp://stream/messages", meta26)}, false},
+		{"resources/read 2026-07-28 without Mcp-Name", req{header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read"}, body: read26("pdpp://stream/messages", meta26)}, false},
+		{"resources/read 2026-07-28 Mcp-Method mismatch", req{header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "pdpp://stream/messages"}, body: read26("pdpp://stream/messages", meta26)}, false},
 		{"unknown tool", req{body: call("nope", map[string]any{})}, false},
 		{"fractional id", req{body: strings.Replace(agg, `"id":7`, `"id":1.5`, 1)}, false},
 		{"exponent id", req{body: strings.Replace(agg, `"id":7`, `"id":1e3`, 1)}, false},

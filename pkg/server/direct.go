@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
 )
 
 // Direct calls a server's tools without an MCP session, for a transport
@@ -21,12 +23,13 @@ type Direct struct {
 	mw       []mcp.Middleware
 	handle   mcp.MethodHandler
 	calls    atomic.Uint64 // calls made through Call, for tests
-	tools    []*mcp.Tool   // the tool definitions, ordered by name
-	lists    listForms
+	tools     []*mcp.Tool   // the tool definitions, ordered by name
+	lists     listForms
+	templates []readTemplate
 }
 
-func newDirect(impl *mcp.Implementation, handlers map[string]mcp.ToolHandler, tools []*mcp.Tool, mw []mcp.Middleware) *Direct {
-	d := &Direct{impl: impl, handlers: handlers, tools: tools}
+func newDirect(impl *mcp.Implementation, reg tools.Registered, defs []*mcp.Tool, mw []mcp.Middleware) *Direct {
+	d := &Direct{impl: impl, handlers: reg.Tools, tools: defs, templates: newReadTemplates(reg.Templates)}
 	d.use(mw...)
 	return d
 }
@@ -95,10 +98,17 @@ func (d *Direct) Call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 
 // dispatch is what the SDK does inside the middleware: for a tools/call,
 // find the tool, run it, and send an empty content list rather than null;
-// for a tools/list, list the tools.
+// for a tools/list, list the tools; for a resources/read, read it.
 func (d *Direct) dispatch(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-	if _, ok := req.(*mcp.ListToolsRequest); ok && method == "tools/list" {
-		return d.listTools(ctx, req), nil
+	switch r := req.(type) {
+	case *mcp.ListToolsRequest:
+		if method == "tools/list" {
+			return d.listTools(ctx, req), nil
+		}
+	case *mcp.ReadResourceRequest:
+		if method == "resources/read" && r.Params != nil {
+			return d.readResource(ctx, r)
+		}
 	}
 	r, ok := req.(*mcp.CallToolRequest)
 	if method != "tools/call" || !ok || r.Params == nil {

@@ -18,3 +18,19 @@ func Definitions() []*mcp.Tool {
 	slices.SortFunc(defs, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return defs
 }
+
+// Registered is what RegisterAll added to a server, for a transport that
+// dispatches some requests itself.
+type Registered struct {
+	// Tools are the tool handlers by name.
+	Tools map[string]mcp.ToolHandler
+	// Templates are the resource templates with their read handlers.
+	Templates []Template
+}
+
+// Template is one resource template and the handler that reads its URIs.
+// The template is shared: callers must not change it.
+type Template struct {
+	Template *mcp.ResourceTemplate
+	Read     mcp.ResourceHandler
+}
