@@ -18,11 +18,11 @@ import (
 // server's receiving middleware (the same list the SDK runs, see receiving)
 // and the same tool handler, so it gets the same result.
 type Direct struct {
-	impl     *mcp.Implementation
-	handlers map[string]mcp.ToolHandler
-	mw       []mcp.Middleware
-	handle   mcp.MethodHandler
-	calls    atomic.Uint64 // calls made through Call, for tests
+	impl      *mcp.Implementation
+	handlers  map[string]mcp.ToolHandler
+	mw        []mcp.Middleware
+	handle    mcp.MethodHandler
+	calls     atomic.Uint64 // calls made through Call, for tests
 	tools     []*mcp.Tool   // the tool definitions, ordered by name
 	lists     listForms
 	templates []readTemplate
