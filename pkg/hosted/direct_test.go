@@ -113,6 +113,8 @@ func TestDirectMatchesSDK(t *testing.T) {
 		{"resources/read unknown stream", req{body: read("pdpp://stream/no_such")}, true},
 		{"resources/read stream traversal", req{body: read("pdpp://stream/%2E%2E")}, true},
 		{"resources/read field window of the wrong kind", req{body: read("pdpp://field-window/eyJ2IjoxLCJraW5kIjoicmVjb3JkIn0")}, true},
+		{"resources/read text blob", req{body: read("pdpp://blob/cin_gmail_personal/blob_sha256_c514bff25a8680e2bda41ec474006756282def0bcc3690db3cf55dad1c4837e6")}, true},
+		{"resources/read 2026-07-28 text blob", req{header: read26h("pdpp://blob/cin_gmail_personal/blob_sha256_c514bff25a8680e2bda41ec474006756282def0bcc3690db3cf55dad1c4837e6"), body: read26("pdpp://blob/cin_gmail_personal/blob_sha256_c514bff25a8680e2bda41ec474006756282def0bcc3690db3cf55dad1c4837e6", meta26)}, true},
 		{"resources/read blob not found", req{body: read("pdpp://blob/cin_gmail_personal/nope")}, true},
 		{"resources/read unknown scheme", req{body: read("https://example.com/x")}, true},
 		{"resources/read no template", req{body: read("pdpp://other/x")}, true},

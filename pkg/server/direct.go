@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -26,6 +27,10 @@ type Direct struct {
 	tools     []*mcp.Tool   // the tool definitions, ordered by name
 	lists     listForms
 	templates []readTemplate
+	// info is the server's identity as _meta, encoded once.
+	infoOnce sync.Once
+	info     []byte
+	infoErr  error
 }
 
 func newDirect(impl *mcp.Implementation, reg tools.Registered, defs []*mcp.Tool, mw []mcp.Middleware) *Direct {

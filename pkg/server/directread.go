@@ -2,15 +2,19 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
 )
 
@@ -67,9 +71,20 @@ func (d *Direct) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if stateless {
 		annotateResult(res, d.impl)
 	}
-	b, err := sdkMarshal(res)
-	if err != nil {
-		return nil, err
+	var b []byte
+	var ok bool
+	switch r := res.(type) {
+	case *mcp.ReadResourceResult:
+		b, ok = d.appendReadResult(nil, r, true)
+	case uncached:
+		if r, isRead := r.Result.(*mcp.ReadResourceResult); isRead {
+			b, ok = d.appendReadResult(nil, r, false)
+		}
+	}
+	if !ok {
+		if b, err = sdkMarshal(res); err != nil {
+			return nil, err
+		}
 	}
 	if r, ok := res.(*mcp.ReadResourceResult); ok && stateless && r == made && len(b) > 2 && b[len(b)-1] == '}' {
 		// The SDK marks the results it made for a stateless request
@@ -115,4 +130,86 @@ func (d *Direct) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		*made = res
 	}
 	return res, nil
+}
+
+// appendReadResult appends the wire form of r, as the SDK's encoder writes
+// it (the result's MarshalJSON encodes with encoding/json's Marshal, HTML
+// escaping included, and the SDK's encoder copies that), when r has a shape
+// it writes by hand, and reports whether it did. cache says whether ttlMs
+// and cacheScope are written (revisionFields leaves them out for older
+// revisions). The read text is a whole document as a string, and
+// encoding/json walked it three times (the result, the revision filter's
+// re-encoding, the SDK's copy); this walks it once.
+func (d *Direct) appendReadResult(b []byte, r *mcp.ReadResourceResult, cache bool) ([]byte, bool) {
+	if r == nil || r.Contents == nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
+		return nil, false
+	}
+	size := 128
+	for _, c := range r.Contents {
+		if c == nil {
+			return nil, false
+		}
+		size += len(c.URI) + len(c.Text) + len(c.Text)/8 + len(c.Blob)*4/3 + 64
+	}
+	if b == nil {
+		b = make([]byte, 0, size)
+	}
+	b = append(b, '{')
+	if len(r.Meta) > 0 {
+		m, ok := d.metaJSON(r.Meta)
+		if !ok {
+			return nil, false
+		}
+		b = append(append(append(b, `"_meta":`...), m...), ',')
+	}
+	if cache {
+		b = append(b, `"ttlMs":`...)
+		b = strconv.AppendInt(b, int64(r.TTLMs), 10)
+		b = append(b, `,"cacheScope":`...)
+		b = jsonw.AppendMarshalString(b, r.CacheScope)
+		b = append(b, ',')
+	}
+	b = append(b, `"contents":[`...)
+	for i, c := range r.Contents {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"uri":`...)
+		b = jsonw.AppendMarshalString(b, c.URI)
+		if c.MIMEType != "" {
+			b = append(b, `,"mimeType":`...)
+			b = jsonw.AppendMarshalString(b, c.MIMEType)
+		}
+		if c.Text != "" {
+			b = append(b, `,"text":`...)
+			b = jsonw.AppendMarshalString(b, c.Text)
+		}
+		if c.Blob != nil {
+			b = append(b, `,"blob":"`...)
+			b = base64.StdEncoding.AppendEncode(b, c.Blob)
+			b = append(b, '"')
+		}
+		if len(c.Meta) > 0 {
+			m, ok := d.metaJSON(c.Meta)
+			if !ok {
+				return nil, false
+			}
+			b = append(append(b, `,"_meta":`...), m...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "]}"...), true
+}
+
+// metaJSON is m as encoding/json's Marshal writes it; the server's
+// identity alone, which every 2026-07-28 result carries, is encoded once.
+func (d *Direct) metaJSON(m mcp.Meta) ([]byte, bool) {
+	if len(m) == 1 {
+		if impl, ok := m[mcp.MetaKeyServerInfo].(*mcp.Implementation); ok && impl == d.impl {
+			d.infoOnce.Do(func() { d.info, d.infoErr = json.Marshal(m) })
+			return d.info, d.infoErr == nil
+		}
+	}
+	b, err := json.Marshal(m)
+	return b, err == nil
 }

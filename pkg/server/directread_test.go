@@ -88,3 +88,42 @@ func TestDirectReadGuardsPanics(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestReadResultEncodingMatchesSDK holds the hand-written wire form of a
+// read result to the SDK's encoding of it, at every revision's form, for
+// text that encoding/json escapes, blobs, and _meta.
+func TestReadResultEncodingMatchesSDK(t *testing.T) {
+	_, d := NewWithDirect(Options{})
+	texts := []string{"", "plain", `{"a":"<b>&amp;</b>"}`, "line\u2028sep\u2029x\x00\x1f\"\\\t", "bad \xff utf-8", strings.Repeat("é", 300)}
+	var results []*mcp.ReadResourceResult
+	for _, text := range texts {
+		results = append(results,
+			&mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "pdpp://stream/<x>&", MIMEType: "application/json", Text: text}}},
+			&mcp.ReadResourceResult{Meta: mcp.Meta{mcp.MetaKeyServerInfo: d.impl}, Cacheable: mcp.Cacheable{TTLMs: 0, CacheScope: "private"},
+				Contents: []*mcp.ResourceContents{{URI: "pdpp://blob/c/b", Text: text, Meta: mcp.Meta{"k": text}}, {URI: "u2", Blob: []byte(text)}}},
+		)
+	}
+	results = append(results,
+		&mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}},
+		&mcp.ReadResourceResult{Meta: mcp.Meta{"other": 1, mcp.MetaKeyServerInfo: d.impl}, Cacheable: mcp.Cacheable{TTLMs: 300000, CacheScope: "public"},
+			Contents: []*mcp.ResourceContents{{URI: "u", Blob: []byte{}}, {URI: "v", Blob: []byte{0, 1, 2, 0xff}}}},
+	)
+	for i, r := range results {
+		for _, cache := range []bool{true, false} {
+			var want []byte
+			var err error
+			if cache {
+				want, err = sdkMarshal(r)
+			} else {
+				want, err = sdkMarshal(uncached{r})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := d.appendReadResult(nil, r, cache)
+			if !ok || string(got) != string(want) {
+				t.Errorf("result %d, cache fields %v (hand-written: %v):\ngot  %s\nwant %s", i, cache, ok, got, want)
+			}
+		}
+	}
+}
