@@ -11,6 +11,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -203,19 +205,34 @@ func parseDirect(body []byte) (directCall, bool) {
 	return c, ok && (m.required == "" || name)
 }
 
-// statelessMeta checks a 2026-07-28 call the way the SDK does before it
+// statelessMeta checks a 2026-07-28 request the way the SDK does before it
 // dispatches one (the version in the header and in _meta, the client
-// capabilities and identity, the method and tool headers) and returns its
-// _meta. It accepts only calls the SDK would dispatch unchanged; any doubt,
-// including a _meta key it does not know, leaves the call to the SDK.
-func statelessMeta(r *http.Request, c directCall) (mcp.Meta, bool) {
+// capabilities and identity, the method and name headers) and returns its
+// _meta. It accepts only requests the SDK would dispatch unchanged; any
+// doubt, including a _meta key it does not know, leaves the request to the
+// SDK. The check and decoding of _meta, which a client repeats byte for
+// byte in every request, are remembered in known.
+func statelessMeta(r *http.Request, c directCall, known *metaMemo) (mcp.Meta, bool) {
 	if r.Header.Get("Mcp-Method") != c.method || c.meta == nil ||
 		(c.method != "tools/list" && r.Header.Get("Mcp-Name") != c.name) {
 		return nil, false
 	}
+	if m, ok, found := known.get(c.meta); found {
+		return m, ok
+	}
+	m, ok := checkMeta(c.meta)
+	known.put(c.meta, m, ok)
+	if !ok {
+		return nil, false
+	}
+	return cloneMeta(m), true
+}
+
+// checkMeta checks and decodes the _meta of a 2026-07-28 request.
+func checkMeta(raw json.RawMessage) (mcp.Meta, bool) {
 	ok := true
 	seen := map[string]bool{}
-	gjson.ParseBytes(c.meta).ForEach(func(k, v gjson.Result) bool {
+	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
 		key := plainKey(k)
 		switch key {
 		case mcp.MetaKeyProtocolVersion:
@@ -239,10 +256,79 @@ func statelessMeta(r *http.Request, c directCall) (mcp.Meta, bool) {
 		return nil, false
 	}
 	var m mcp.Meta
-	if json.Unmarshal(c.meta, &m) != nil {
+	if json.Unmarshal(raw, &m) != nil {
 		return nil, false
 	}
 	return m, true
+}
+
+// metaMemo remembers what checkMeta made of the _meta objects it saw, up to
+// metaMemoEntries of them and metaMemoBytes each: a client sends the same
+// _meta with every request, and checking and decoding it was a third of the
+// gateway's own work per direct call.
+type metaMemo struct {
+	m sync.Map // string(raw) → metaVerdict
+	n atomic.Int64
+}
+
+const (
+	metaMemoEntries = 1024
+	metaMemoBytes   = 2048
+)
+
+type metaVerdict struct {
+	meta mcp.Meta // shared: handed out only through cloneMeta
+	ok   bool
+}
+
+func (k *metaMemo) get(raw json.RawMessage) (m mcp.Meta, ok, found bool) {
+	v, found := k.m.Load(string(raw))
+	if !found {
+		return nil, false, false
+	}
+	mv := v.(metaVerdict)
+	if !mv.ok {
+		return nil, false, true
+	}
+	return cloneMeta(mv.meta), true, true
+}
+
+func (k *metaMemo) put(raw json.RawMessage, m mcp.Meta, ok bool) {
+	if len(raw) > metaMemoBytes || k.n.Load() >= metaMemoEntries {
+		return
+	}
+	if _, loaded := k.m.LoadOrStore(string(raw), metaVerdict{m, ok}); !loaded {
+		k.n.Add(1)
+	}
+}
+
+// cloneMeta copies a decoded _meta deeply, so that what one request's
+// handlers do to theirs never reaches another's.
+func cloneMeta(m mcp.Meta) mcp.Meta {
+	out := make(mcp.Meta, len(m))
+	for k, v := range m {
+		out[k] = cloneJSON(v)
+	}
+	return out
+}
+
+// cloneJSON copies a value encoding/json decoded into an any.
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(x))
+		for k, e := range x {
+			c[k] = cloneJSON(e)
+		}
+		return c
+	case []any:
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = cloneJSON(e)
+		}
+		return c
+	}
+	return v
 }
 
 // clientCaps is the shape the SDK decodes 2026-07-28 client capabilities
@@ -327,7 +413,7 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 	stateless := r.Header.Get("MCP-Protocol-Version") == statelessVersion
 	var meta mcp.Meta
 	if stateless {
-		if meta, ok = statelessMeta(r, call); !ok {
+		if meta, ok = statelessMeta(r, call, &h.metas); !ok {
 			return false
 		}
 	} else if call.meta != nil {
@@ -414,27 +500,38 @@ func callTool(r *http.Request, d *server.Direct, call directCall, meta mcp.Meta,
 	if err != nil {
 		return nil, err
 	}
-	if stateless {
-		// What the SDK adds to every 2026-07-28 result: the server's
-		// identity in _meta, and resultType, which its encoder writes
-		// after the result's own fields.
-		c := *res
-		c.Meta = maps.Clone(res.Meta)
-		if c.Meta == nil {
-			c.Meta = mcp.Meta{}
+	if !stateless {
+		if result == nil {
+			return server.EncodeToolResult(res)
 		}
-		if _, ok := c.Meta[mcp.MetaKeyServerInfo]; !ok {
-			c.Meta[mcp.MetaKeyServerInfo] = d.ServerInfo()
-		}
-		res = &c
+		return result, nil
 	}
-	if result == nil || stateless {
+	// What the SDK adds to every 2026-07-28 result: the server's identity
+	// in _meta, and resultType, which its encoder writes after the
+	// result's own fields. _meta is the first field of the encoding: a
+	// result without one gets the identity encoded once per server.
+	info, infoOK := d.InfoMeta()
+	if len(res.Meta) == 0 && infoOK {
 		if result, err = server.EncodeToolResult(res); err != nil {
 			return nil, err
 		}
+		if bytes.HasPrefix(result, []byte(`{"`)) {
+			out := make([]byte, 0, len(result)+len(info)+40)
+			out = append(append(append(out, `{"_meta":`...), info...), ',')
+			out = append(out, result[1:len(result)-1]...)
+			return append(out, `,"resultType":"complete"}`...), nil
+		}
 	}
-	if stateless {
-		result = append(result[:len(result)-1], `,"resultType":"complete"}`...)
+	c := *res
+	c.Meta = maps.Clone(res.Meta)
+	if c.Meta == nil {
+		c.Meta = mcp.Meta{}
 	}
-	return result, nil
+	if _, ok := c.Meta[mcp.MetaKeyServerInfo]; !ok {
+		c.Meta[mcp.MetaKeyServerInfo] = d.ServerInfo()
+	}
+	if result, err = server.EncodeToolResult(&c); err != nil {
+		return nil, err
+	}
+	return append(result[:len(result)-1], `,"resultType":"complete"}`...), nil
 }

@@ -2,12 +2,17 @@ package hosted
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 )
@@ -190,8 +195,14 @@ func TestDirectMatchesSDK(t *testing.T) {
 		{"wrong content type", req{header: map[string]string{"Content-Type": "text/plain"}, body: agg}, false},
 		{"non-loopback Host on a loopback listener", req{header: map[string]string{"Host": "evil.example"}, body: agg}, false},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	// Twice: the second pass answers 2026-07-28 requests from what the
+	// first remembered of their _meta.
+	for pass, tc := range slices.Concat(cases, cases) {
+		name := tc.name
+		if pass >= len(cases) {
+			name += " again"
+		}
+		t.Run(name, func(t *testing.T) {
 			tc.r.token = tok
 			before := direct.h.directCalls.Load()
 			got := wireForm(t, direct, tc.r)
@@ -253,3 +264,41 @@ func sdkVersion(t *testing.T) string {
 }
 
 var sdkRequire = regexp.MustCompile(`(?m)^\s*(?:require\s+)?github\.com/modelcontextprotocol/go-sdk\s+(v\S+)`)
+
+// TestMetaMemo: a remembered _meta gives the same verdict as a fresh check,
+// refusals included; each request gets its own copy; the memo is bounded.
+func TestMetaMemo(t *testing.T) {
+	var memo metaMemo
+	r, _ := http.NewRequest(http.MethodPost, "/", nil)
+	r.Header.Set("Mcp-Method", "tools/list")
+	good := json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}}}`)
+	bad := json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":"yes"}}}`)
+	for pass := range 3 {
+		m, ok := statelessMeta(r, directCall{method: "tools/list", meta: good}, &memo)
+		if !ok {
+			t.Fatalf("pass %d: good _meta refused", pass)
+		}
+		if _, ok := statelessMeta(r, directCall{method: "tools/list", meta: bad}, &memo); ok {
+			t.Fatalf("pass %d: bad _meta accepted", pass)
+		}
+		caps := m[mcp.MetaKeyClientCapabilities].(map[string]any)
+		if caps["roots"].(map[string]any)["listChanged"] != true {
+			t.Fatalf("pass %d: decoded %v", pass, m)
+		}
+		// What one request's handlers do to their _meta stays theirs.
+		caps["roots"].(map[string]any)["listChanged"] = false
+		m[mcp.MetaKeyLogLevel] = "debug"
+	}
+	if n := memo.n.Load(); n != 2 {
+		t.Fatalf("memo holds %d entries, want 2", n)
+	}
+	for i := range metaMemoEntries + 10 {
+		raw := json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c` + strconv.Itoa(i) + `","version":"1"}}`)
+		if _, ok := statelessMeta(r, directCall{method: "tools/list", meta: raw}, &memo); !ok {
+			t.Fatalf("_meta %d refused", i)
+		}
+	}
+	if n := memo.n.Load(); n != metaMemoEntries {
+		t.Fatalf("memo holds %d entries, want its bound %d", n, metaMemoEntries)
+	}
+}

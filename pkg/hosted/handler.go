@@ -166,6 +166,8 @@ type Handler struct {
 	meta     *metadataCache
 	// directCalls counts the calls the direct path answered.
 	directCalls atomic.Uint64
+	// metas remembers the _meta of 2026-07-28 requests already checked.
+	metas metaMemo
 }
 
 // New validates o and returns a Handler.

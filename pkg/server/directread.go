@@ -201,6 +201,12 @@ func (d *Direct) appendReadResult(b []byte, r *mcp.ReadResourceResult, cache boo
 	return append(b, "]}"...), true
 }
 
+// InfoMeta is the _meta of a result that carries only the server's
+// identity, as encoding/json's Marshal writes it, encoded once.
+func (d *Direct) InfoMeta() ([]byte, bool) {
+	return d.metaJSON(mcp.Meta{mcp.MetaKeyServerInfo: d.impl})
+}
+
 // metaJSON is m as encoding/json's Marshal writes it; the server's
 // identity alone, which every 2026-07-28 result carries, is encoded once.
 func (d *Direct) metaJSON(m mcp.Meta) ([]byte, bool) {
