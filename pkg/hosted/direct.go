@@ -22,19 +22,20 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 
-// The direct path answers a plain tools/call without the SDK's transport.
+// The direct path answers plain tools/call, tools/list and resources/read
+// requests without the SDK's transport.
 //
 // For every stateless POST the SDK opens a session and decodes the body
 // about nine times, each decode allocating a fresh 32 KB buffer; that was
-// most of the gateway's CPU per tool call. A tools/call whose headers and
-// body the SDK would pass to the tool unchanged is instead decoded once
-// here, run through the server's receiving middleware and tool handler
-// (server.Direct, which wraps the same middleware list the SDK runs), and
-// answered with the bytes the SDK would send. TestDirectMatchesSDK holds the
-// two paths to identical responses, for the SDK version named in
-// directProvenSDK. Anything else (initialize, lists, resources, batches,
-// notifications, unknown tools, odd ids, unknown _meta, any doubt) goes to
-// the SDK.
+// most of the gateway's CPU per request. A request whose headers and body
+// the SDK would dispatch unchanged is instead decoded once here, run
+// through the server's receiving middleware and handler (server.Direct,
+// which wraps the same middleware list the SDK runs), and answered with the
+// bytes the SDK would send. TestDirectMatchesSDK holds the two paths to
+// identical responses, for the SDK version named in directProvenSDK.
+// Anything else (initialize, discovery, other methods, list cursors,
+// batches, notifications, unknown tools, odd ids or URIs, unknown _meta,
+// any doubt) goes to the SDK.
 
 // directProvenSDK is the go-sdk version TestDirectMatchesSDK proved the
 // direct path byte-identical against. The test fails when go.mod moves to

@@ -13,11 +13,12 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
 )
 
-// Direct calls a server's tools without an MCP session, for a transport
-// that has decoded a plain tools/call itself (the hosted gateway's direct
-// path, which skips the SDK's per-request session). A call runs through the
+// Direct calls a server's tools, lists them and reads its resources without
+// an MCP session, for a transport that has decoded a plain tools/call,
+// tools/list or resources/read itself (the hosted gateway's direct path,
+// which skips the SDK's per-request session). A request runs through the
 // server's receiving middleware (the same list the SDK runs, see receiving)
-// and the same tool handler, so it gets the same result.
+// and the same handler, so it gets the same result.
 type Direct struct {
 	impl      *mcp.Implementation
 	handlers  map[string]mcp.ToolHandler
