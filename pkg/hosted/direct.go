@@ -426,11 +426,17 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 	if b == nil || (call.method == "tools/call" && !b.direct.Has(call.name)) {
 		return false
 	}
+	// What the SDK's encoder writes for a result, without encoding the
+	// result a second time.
+	data := make([]byte, 0, len(call.rawID)+32)
+	data = append(data, `{"jsonrpc":"2.0","id":`...)
+	data = append(data, call.rawID...)
+	data = append(data, `,"result":`...)
 	var result []byte
 	var err error
 	switch call.method {
 	case "tools/call":
-		result, err = callTool(r, b.direct, call, meta, stateless)
+		data, err = callTool(data, r, b.direct, call, meta, stateless)
 	case "tools/list":
 		result, err = b.direct.ListTools(r.Context(), &mcp.ListToolsRequest{
 			Params: &mcp.ListToolsParams{Meta: meta},
@@ -442,16 +448,8 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 			Extra:  &mcp.RequestExtra{Header: r.Header},
 		})
 	}
-	var data []byte
 	if err == nil {
-		// What the SDK's encoder writes for a result, without
-		// encoding the result a second time.
-		data = make([]byte, 0, len(result)+len(call.rawID)+32)
-		data = append(data, `{"jsonrpc":"2.0","id":`...)
-		data = append(data, call.rawID...)
-		data = append(data, `,"result":`...)
-		data = append(data, result...)
-		data = append(data, '}')
+		data = append(append(slices.Grow(data, len(result)+1), result...), '}')
 	}
 	status := http.StatusOK
 	if err != nil {
@@ -492,35 +490,37 @@ func errorStatus(err error, stateless bool) int {
 	return http.StatusOK
 }
 
-// callTool runs a direct tools/call and returns its result's wire form.
-func callTool(r *http.Request, d *server.Direct, call directCall, meta mcp.Meta, stateless bool) ([]byte, error) {
+// callTool runs a direct tools/call and appends its result's wire form to
+// dst.
+func callTool(dst []byte, r *http.Request, d *server.Direct, call directCall, meta mcp.Meta, stateless bool) ([]byte, error) {
 	res, result, err := d.Call(r.Context(), &mcp.CallToolRequest{
 		Params: &mcp.CallToolParamsRaw{Meta: meta, Name: call.name, Arguments: call.args},
 		Extra:  &mcp.RequestExtra{Header: r.Header},
 	})
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	if !stateless {
 		if result == nil {
-			return server.EncodeToolResult(res)
+			if result, err = server.EncodeToolResult(res); err != nil {
+				return dst, err
+			}
 		}
-		return result, nil
+		return append(slices.Grow(dst, len(result)+1), result...), nil
 	}
 	// What the SDK adds to every 2026-07-28 result: the server's identity
 	// in _meta, and resultType, which its encoder writes after the
 	// result's own fields. _meta is the first field of the encoding: a
 	// result without one gets the identity encoded once per server.
-	info, infoOK := d.InfoMeta()
-	if len(res.Meta) == 0 && infoOK {
+	if info, ok := d.InfoMeta(); ok && len(res.Meta) == 0 {
 		if result, err = server.EncodeToolResult(res); err != nil {
-			return nil, err
+			return dst, err
 		}
 		if bytes.HasPrefix(result, []byte(`{"`)) {
-			out := make([]byte, 0, len(result)+len(info)+40)
-			out = append(append(append(out, `{"_meta":`...), info...), ',')
-			out = append(out, result[1:len(result)-1]...)
-			return append(out, `,"resultType":"complete"}`...), nil
+			dst = slices.Grow(dst, len(info)+len(result)+40)
+			dst = append(append(append(dst, `{"_meta":`...), info...), ',')
+			dst = append(dst, result[1:len(result)-1]...)
+			return append(dst, `,"resultType":"complete"}`...), nil
 		}
 	}
 	c := *res
@@ -532,7 +532,8 @@ func callTool(r *http.Request, d *server.Direct, call directCall, meta mcp.Meta,
 		c.Meta[mcp.MetaKeyServerInfo] = d.ServerInfo()
 	}
 	if result, err = server.EncodeToolResult(&c); err != nil {
-		return nil, err
+		return dst, err
 	}
-	return append(result[:len(result)-1], `,"resultType":"complete"}`...), nil
+	dst = append(slices.Grow(dst, len(result)+32), result[:len(result)-1]...)
+	return append(dst, `,"resultType":"complete"}`...), nil
 }

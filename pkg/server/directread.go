@@ -204,7 +204,8 @@ func (d *Direct) appendReadResult(b []byte, r *mcp.ReadResourceResult, cache boo
 // InfoMeta is the _meta of a result that carries only the server's
 // identity, as encoding/json's Marshal writes it, encoded once.
 func (d *Direct) InfoMeta() ([]byte, bool) {
-	return d.metaJSON(mcp.Meta{mcp.MetaKeyServerInfo: d.impl})
+	d.infoOnce.Do(func() { d.info, d.infoErr = json.Marshal(mcp.Meta{mcp.MetaKeyServerInfo: d.impl}) })
+	return d.info, d.infoErr == nil
 }
 
 // metaJSON is m as encoding/json's Marshal writes it; the server's
@@ -212,8 +213,7 @@ func (d *Direct) InfoMeta() ([]byte, bool) {
 func (d *Direct) metaJSON(m mcp.Meta) ([]byte, bool) {
 	if len(m) == 1 {
 		if impl, ok := m[mcp.MetaKeyServerInfo].(*mcp.Implementation); ok && impl == d.impl {
-			d.infoOnce.Do(func() { d.info, d.infoErr = json.Marshal(m) })
-			return d.info, d.infoErr == nil
+			return d.InfoMeta()
 		}
 	}
 	b, err := json.Marshal(m)
