@@ -448,12 +448,13 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 			Extra:  &mcp.RequestExtra{Header: r.Header},
 		})
 	}
-	if err == nil {
+	if err == nil && len(result) <= directCopyBytes {
 		data = append(append(slices.Grow(data, len(result)+1), result...), '}')
+		result = nil
 	}
 	status := http.StatusOK
 	if err != nil {
-		status = errorStatus(err, stateless)
+		status, result = errorStatus(err, stateless), nil
 		data, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call.id, Error: err})
 	}
 	if err != nil {
@@ -469,8 +470,20 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 		w.WriteHeader(status)
 	}
 	_, _ = w.Write(data)
+	if result != nil {
+		// A stored list or a read document is written where it lies
+		// rather than copied behind the envelope: an answer this size
+		// goes out chunked either way.
+		_, _ = w.Write(result)
+		_, _ = w.Write([]byte{'}'})
+	}
 	return true
 }
+
+// directCopyBytes is the largest result copied into its answer's buffer;
+// net/http sends an answer of more than 2 KB chunked, whether written at
+// once or in parts.
+const directCopyBytes = 2048
 
 // errorStatus is the HTTP status the SDK answers a JSON-RPC error with:
 // from 2026-07-28 on, 404 for an unknown method and 400 for invalid
