@@ -72,11 +72,16 @@ func directEligible(r *http.Request, open bool) bool {
 		len(r.Header.Values("Last-Event-ID")) > 0 {
 		return false
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return false
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return false
+		}
 	}
-	if !acceptsBoth(r.Header.Values("Accept")) {
-		return false
+	if a := r.Header.Values("Accept"); len(a) != 1 || a[0] != "application/json, text/event-stream" {
+		// The value every client sends is accepted without parsing.
+		if !acceptsBoth(a) {
+			return false
+		}
 	}
 	if !open {
 		// The SDK refuses a non-loopback Host on a loopback listener
