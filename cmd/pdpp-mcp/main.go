@@ -18,6 +18,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/stdpipe"
 )
 
 // defaultMemoryLimit is a soft limit that makes the collector return the
@@ -41,7 +43,9 @@ func mainCode() int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	go watchSignals(sigs, cancel, os.Exit)
-	return run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	stdin, restore := stdpipe.Stdin()
+	defer restore()
+	return run(ctx, os.Args, stdin, os.Stdout, os.Stderr)
 }
 
 // watchSignals stops serving on the first SIGINT/SIGTERM (calls in flight

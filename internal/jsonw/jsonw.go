@@ -7,6 +7,7 @@
 package jsonw
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -104,6 +105,26 @@ func Compact(v any) string {
 		return "null"
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Twice encodes v once and returns it both ways: as Compact writes it (the
+// text shown to models and people) and as json.Marshal writes it (the
+// structured copy). The second is derived from the first by AppendRaw,
+// which escapes exactly what SetEscapeHTML(false) leaves alone: <, > and &
+// in strings, and U+2028/U+2029 that a MarshalJSON method wrote raw.
+func Twice(v any) (string, Encoded, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", nil, err
+	}
+	text := bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+	m, err := AppendRaw(make([]byte, 0, len(text)+len(text)/16), text)
+	if err != nil {
+		return "", nil, err
+	}
+	return string(text), Encoded(m), nil
 }
 
 // Array joins already-encoded JSON values into one JSON array, byte for

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -100,8 +101,17 @@ func guard(ctx context.Context, log *slog.Logger, method string, encode bool, ne
 	if !ok || tr == nil {
 		return res, nil
 	}
-	if tr.StructuredContent != nil {
-		b, mErr := json.Marshal(tr.StructuredContent)
+	switch sc := tr.StructuredContent.(type) {
+	case nil:
+	case jsonw.Encoded:
+		// Written by the tool through jsonw, which checks what it copies:
+		// already what json.Marshal would make of it.
+		tr.StructuredContent = json.RawMessage(sc)
+		if len(sc) == 0 {
+			tr.StructuredContent = json.RawMessage("null") // as its MarshalJSON says
+		}
+	default:
+		b, mErr := json.Marshal(sc)
 		if mErr != nil {
 			log.Warn("result could not be encoded; answering an error instead", "method", method, "error", mErr)
 			return failed(method, "the result could not be encoded as JSON ("+mErr.Error()+")")

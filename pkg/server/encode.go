@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
@@ -18,10 +20,11 @@ import (
 // by TestEncodeToolResultMatchesSDK), so the guard hands the SDK a result
 // that encodes itself and one scan remains.
 
-// EncodeToolResult is the JSON encoding of r as the SDK sends it. Results of a shape it does not write by
-// hand (content other than plain text, a structuredContent that is not
-// encoded yet, multi-round-trip fields) are encoded by the SDK's own
-// MarshalJSON.
+// EncodeToolResult is the JSON encoding of r as the SDK sends it. Results
+// of a shape it does not write by hand (content other than text, resource
+// links and images, content with _meta or annotations, a structuredContent
+// that is not encoded yet, multi-round-trip fields) are encoded by the
+// SDK's own MarshalJSON.
 func EncodeToolResult(r *mcp.CallToolResult) ([]byte, error) {
 	if b, ok := appendToolResult(nil, r); ok {
 		return b, nil
@@ -38,11 +41,11 @@ func appendToolResult(b []byte, r *mcp.CallToolResult) ([]byte, bool) {
 	}
 	size := len(sc) + 64
 	for _, c := range r.Content {
-		t, ok := c.(*mcp.TextContent)
-		if !ok || t == nil || len(t.Meta) > 0 || t.Annotations != nil {
+		n, ok := contentSize(c)
+		if !ok {
 			return nil, false
 		}
-		size += len(t.Text) + len(t.Text)/8 + 32
+		size += n
 	}
 	if b == nil {
 		b = make([]byte, 0, size)
@@ -64,20 +67,73 @@ func appendToolResult(b []byte, r *mcp.CallToolResult) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"type":"text","text":`...)
-			b = jsonw.AppendMarshalString(b, c.(*mcp.TextContent).Text)
-			b = append(b, '}')
+			b = appendContent(b, c)
 		}
 		b = append(b, ']')
 	}
 	if sc != nil {
-		// Encoded by the guard with encoding/json: valid and compact.
+		// Encoded by the guard with encoding/json, or built by a tool as
+		// jsonw.Encoded: valid and compact either way.
 		b = append(append(b, `,"structuredContent":`...), sc...)
 	}
 	if r.IsError {
 		b = append(b, `,"isError":true`...)
 	}
 	return append(b, '}'), true
+}
+
+// contentSize estimates the encoded size of c and reports whether
+// appendContent writes it: text, resource links and images without _meta,
+// annotations or icons (which take the SDK's encoder).
+func contentSize(c mcp.Content) (int, bool) {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		if c == nil || len(c.Meta) > 0 || c.Annotations != nil {
+			return 0, false
+		}
+		return len(c.Text) + len(c.Text)/8 + 32, true
+	case *mcp.ResourceLink:
+		if c == nil || len(c.Meta) > 0 || c.Annotations != nil || c.Icons != nil {
+			return 0, false
+		}
+		return len(c.URI) + len(c.Name) + len(c.Title) + len(c.Description) + len(c.MIMEType) + 128, true
+	case *mcp.ImageContent:
+		if c == nil || len(c.Meta) > 0 || c.Annotations != nil {
+			return 0, false
+		}
+		return base64.StdEncoding.EncodedLen(len(c.Data)) + len(c.MIMEType) + 48, true
+	}
+	return 0, false
+}
+
+// appendContent writes one content block contentSize accepted, with the
+// fields in the order, and the omissions, of the SDK's wire structs.
+func appendContent(b []byte, c mcp.Content) []byte {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		b = append(b, `{"type":"text","text":`...)
+		b = jsonw.AppendMarshalString(b, c.Text)
+	case *mcp.ResourceLink:
+		b = append(b, `{"type":"resource_link"`...)
+		for _, f := range [...]struct{ key, v string }{
+			{"mimeType", c.MIMEType}, {"uri", c.URI}, {"name", c.Name}, {"title", c.Title}, {"description", c.Description},
+		} {
+			if f.v != "" {
+				b = append(append(append(b, ',', '"'), f.key...), '"', ':')
+				b = jsonw.AppendMarshalString(b, f.v)
+			}
+		}
+		if c.Size != nil {
+			b = strconv.AppendInt(append(b, `,"size":`...), *c.Size, 10)
+		}
+	case *mcp.ImageContent:
+		b = append(b, `{"type":"image","mimeType":`...)
+		b = jsonw.AppendMarshalString(b, c.MIMEType)
+		b = append(b, `,"data":"`...)
+		b = base64.StdEncoding.AppendEncode(b, c.Data)
+		b = append(b, '"')
+	}
+	return append(b, '}')
 }
 
 // marshalNoEscape encodes v as the SDK encodes messages: without HTML

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -33,21 +35,33 @@ func TestEncodeToolResultMatchesSDK(t *testing.T) {
 		}
 		return c
 	}
+	size := int64(1 << 40)
 	tricky := "a\"b\\c\n\r\t\b\f\x00\x1f\x7f <&> é 😀 \u2028\u2029 \xff\xfe end"
 	for name, r := range map[string]*mcp.CallToolResult{
-		"empty content":       {Content: []mcp.Content{}},
-		"nil content":         {},
-		"text":                {Content: text("hello")},
-		"tricky text":         {Content: text(tricky, "")},
-		"structured":          {Content: text("t"), StructuredContent: sc(map[string]any{"data": []any{1, "<b>", nil, tricky}, "provider_url": "http://x"})},
-		"error":               {Content: text("error code=x"), IsError: true},
-		"meta":                {Meta: mcp.Meta{mcp.MetaKeyServerInfo: &mcp.Implementation{Name: "p<>", Version: "1"}}, Content: text("m")},
-		"not encoded yet":     {Content: text("t"), StructuredContent: map[string]any{"a": "<"}},
-		"annotated":           {Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}},
-		"image":               {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1, 2}, MIMEType: "image/png"}}},
-		"request state":       {Content: text("t"), RequestState: "s"},
-		"long text":           {Content: text(strings.Repeat("record <x> é\n", 2000))},
-		"structured and meta": {Meta: mcp.Meta{"k": 1}, Content: text("t"), StructuredContent: sc([]int{1}), IsError: true},
+		"empty content":      {Content: []mcp.Content{}},
+		"nil content":        {},
+		"text":               {Content: text("hello")},
+		"tricky text":        {Content: text(tricky, "")},
+		"structured":         {Content: text("t"), StructuredContent: sc(map[string]any{"data": []any{1, "<b>", nil, tricky}, "provider_url": "http://x"})},
+		"error":              {Content: text("error code=x"), IsError: true},
+		"meta":               {Meta: mcp.Meta{mcp.MetaKeyServerInfo: &mcp.Implementation{Name: "p<>", Version: "1"}}, Content: text("m")},
+		"not encoded yet":    {Content: text("t"), StructuredContent: map[string]any{"a": "<"}},
+		"annotated":          {Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}},
+		"image":              {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1, 2, 0xff, 0xfe}, MIMEType: "image/png"}}},
+		"image without data": {Content: []mcp.Content{&mcp.ImageContent{MIMEType: ""}}},
+		"image with meta":    {Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/gif", Meta: mcp.Meta{"k": "v"}}}},
+		"links": {Content: append(text("t"),
+			&mcp.ResourceLink{URI: "pdpp://record/c/s/<r>&", Name: tricky, MIMEType: "application/json"},
+			&mcp.ResourceLink{URI: "pdpp://blob/c/b", Name: "b", Title: "T", Description: "d ", MIMEType: "image/png", Size: &size},
+			&mcp.ResourceLink{},
+			&mcp.ResourceLink{URI: "u", Size: new(int64)},
+		), StructuredContent: sc(map[string]any{"k": 1})},
+		"link with icons":       {Content: []mcp.Content{&mcp.ResourceLink{URI: "u", Icons: []mcp.Icon{{Source: "data:,"}}}}},
+		"link with annotations": {Content: []mcp.Content{&mcp.ResourceLink{URI: "u", Annotations: &mcp.Annotations{Priority: 0.5}}}},
+		"encoded by a tool":     {Content: text("t"), StructuredContent: json.RawMessage(`{"data":{"a":"\u003c"},"provider_url":"x"}`)},
+		"request state":         {Content: text("t"), RequestState: "s"},
+		"long text":             {Content: text(strings.Repeat("record <x> é\n", 2000))},
+		"structured and meta":   {Meta: mcp.Meta{"k": 1}, Content: text("t"), StructuredContent: sc([]int{1}), IsError: true},
 	} {
 		want, err := marshalNoEscape(r)
 		if err != nil {
@@ -193,3 +207,49 @@ func TestStdioDirectMatchesSDK(t *testing.T) {
 }
 
 var heldCall atomic.Bool
+
+// TestToolAnswersEncodedByHand: the answers the tools give, links to
+// records and blobs included, leave the guard with their wire form written
+// by appendToolResult, not by the SDK's encoder (which scans a page of
+// records twice more). A new content shape a tool starts sending fails here
+// until appendToolResult writes it.
+func TestToolAnswersEncodedByHand(t *testing.T) {
+	d := pdpptest.New(t, pdpptest.Options{})
+	c, err := rs.New(rs.Options{BaseURL: d.URL(), Token: func() string { return d.Token(pdpptest.TokenClient) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	_, dir := NewWithDirect(Options{RS: c, ProviderURL: d.URL()})
+	for _, rev := range []string{"2025-03-26", "2025-11-25", "2026-07-28"} {
+		for _, tc := range []struct{ name, args string }{
+			{"schema", `{}`},
+			{"schema", `{"stream":"messages"}`},
+			{"query_records", `{"stream":"messages","limit":25}`},
+			{"search", `{"q":"Lisbon"}`},
+			{"fetch", `{"id":"cin_gmail_personal/messages:p_msg_003"}`},
+			{"aggregate", `{"stream":"messages","metric":"count","group_by":"has_attachments"}`},
+			{"read_record_field", `{"id":"cin_gmail_personal/message_bodies:p_msg_002_body","field_path":"body_text"}`},
+			{"query_records", `{"stream":"no_such"}`},
+		} {
+			h := http.Header{}
+			h.Set("MCP-Protocol-Version", rev)
+			req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tc.name, Arguments: json.RawMessage(tc.args)}, Extra: &mcp.RequestExtra{Header: h}}
+			res, wire, err := dir.Call(t.Context(), req)
+			if err != nil {
+				t.Fatalf("%s %s %s: %v", rev, tc.name, tc.args, err)
+			}
+			if wire == nil {
+				var kinds []string
+				for _, c := range res.Content {
+					kinds = append(kinds, fmt.Sprintf("%T", c))
+				}
+				t.Errorf("%s %s %s: encoded by the SDK (content %v, structuredContent %T)", rev, tc.name, tc.args, kinds, res.StructuredContent)
+				continue
+			}
+			if want, _ := marshalNoEscape(res); string(wire) != string(want) {
+				t.Errorf("%s %s: wire form differs from the SDK's:\n got %.300s\nwant %.300s", rev, tc.name, wire, want)
+			}
+		}
+	}
+}

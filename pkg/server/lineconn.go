@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -61,6 +62,44 @@ type lineConn struct {
 	// direct answers plain tool calls without the SDK's session; nil
 	// sends every request to the SDK.
 	direct *Direct
+	// jobs hands a direct call to an idle worker; idleWorkers counts them.
+	jobs        chan func()
+	idleWorkers atomic.Int32
+	spawned     atomic.Int64 // workers started, for tests
+}
+
+// maxIdleWorkers bounds the goroutines kept waiting for direct calls once a
+// burst of concurrent calls is over.
+const maxIdleWorkers = 4
+
+// run runs job on a worker goroutine: an idle one when there is one, else a
+// new one. A call's goroutine needs a stack of 16-32 KB (the tool, the RS
+// client, net/http); a fresh goroutine starts at 8 KB and copies its stack
+// as it grows, on every call. A worker keeps its grown stack.
+func (c *lineConn) run(job func()) {
+	select {
+	case c.jobs <- job:
+	default:
+		c.spawned.Add(1)
+		go c.worker(job)
+	}
+}
+
+func (c *lineConn) worker(job func()) {
+	for {
+		job()
+		if c.idleWorkers.Add(1) > maxIdleWorkers {
+			c.idleWorkers.Add(-1)
+			return
+		}
+		select {
+		case job = <-c.jobs:
+			c.idleWorkers.Add(-1)
+		case <-c.closed:
+			c.idleWorkers.Add(-1)
+			return
+		}
+	}
 }
 
 // call is one client request in flight.
@@ -93,6 +132,7 @@ func newLineConn(in io.Reader, out io.Writer, maxLine int, log *slog.Logger, dir
 		calls:    map[int64]*call{},
 		byClient: map[string]int64{},
 		empty:    make(chan struct{}),
+		jobs:     make(chan func()),
 	}
 	close(c.empty)
 	go c.readLoop(maxLine)
@@ -367,7 +407,7 @@ func (c *lineConn) decode(m gjson.Result, b *batch) (jsonrpc.Message, *lineError
 	if dc != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		cl.cancel = cancel
-		go c.answerDirect(ctx, cancel, p, dc)
+		c.run(func() { c.answerDirect(ctx, cancel, p, dc) })
 		return nil, nil
 	}
 	return &jsonrpc.Request{ID: intID(p), Method: method.Str, Params: params}, nil
@@ -605,7 +645,8 @@ func (c *lineConn) encodeAnswer(resp *jsonrpc.Response, p int64, id []byte) []by
 		if !utf8.Valid(resp.Result) {
 			return c.unencodable(resp, p, id, errors.New("invalid UTF-8"))
 		}
-		out := make([]byte, 0, len(resp.Result)+len(id)+33) // and the newline
+		// Room for the framing (33 bytes) and writeLine's newline.
+		out := make([]byte, 0, len(resp.Result)+len(id)+34)
 		out = append(out, `{"jsonrpc":"2.0","id":`...)
 		out = append(out, id...)
 		out = append(out, `,"result":`...)

@@ -293,8 +293,7 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 	extra = append(extra, l.out...)
 	doc.Title = blobTitle(b, m.Kind)
 	doc.Metadata = m
-	res := &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: compactJSON(doc)}}, extra...), StructuredContent: doc}
-	return res, nil
+	return documentResult(doc, extra), nil
 }
 
 // check is sha256_check: how the bytes compare with the digest stated.

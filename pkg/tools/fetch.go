@@ -169,7 +169,7 @@ func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult,
 		l.record(rid.String())
 	}
 	blobLinks(&l, doc.Metadata.ConnectionID, gjson.GetBytes(body, "data"), 0)
-	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: compactJSON(doc)}}, l.out...), StructuredContent: doc}, nil
+	return documentResult(doc, l.out), nil
 }
 
 // blobLinks links the blob_refs of a record payload read under connection

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -122,7 +123,7 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 	}
 	res := success(preview.Text, &readResult{
 		Data:          json.RawMessage(body),
-		ContentLadder: ladder,
+		ContentLadder: jsonw.Encoded(ladder),
 		ProviderURL:   providerURL(env, resp),
 		RequestID:     resp.RequestID,
 	})

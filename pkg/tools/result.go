@@ -9,14 +9,17 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
 // readResult is the structuredContent of the read tools. Data is the RS
 // body as raw bytes, so its key order survives; no decode/re-encode happens.
 type readResult struct {
-	Data          json.RawMessage `json:"data"`
-	ContentLadder json.RawMessage `json:"content_ladder,omitempty"`
+	Data json.RawMessage `json:"data"`
+	// ContentLadder is json.Marshal's encoding of the ladder, copied as it
+	// is.
+	ContentLadder jsonw.Encoded `json:"content_ladder,omitempty"`
 	// Legend explains the field capability flags (schema only).
 	Legend json.RawMessage `json:"field_capability_legend,omitempty"`
 	// Omitted says what a projection left out of Data and how to get it.
@@ -28,10 +31,46 @@ type readResult struct {
 // success builds a successful result: one text block for the model and the
 // structured envelope.
 func success(text string, sc *readResult) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
+	res := &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
 		StructuredContent: sc,
 	}
+	if enc, ok := sc.encode(); ok {
+		res.StructuredContent = enc
+	}
+	return res
+}
+
+// encode writes r as json.Marshal would, copying the RS's bytes through one
+// checking pass instead of encoding/json's, which would scan the page of
+// records twice. It reports false for bytes that are not JSON; the result
+// then keeps r, and the server's encoding check says what is wrong.
+func (r *readResult) encode() (jsonw.Encoded, bool) {
+	b := make([]byte, 0, len(r.Data)+len(r.ContentLadder)+len(r.Legend)+len(r.Omitted)+len(r.ProviderURL)+len(r.RequestID)+128)
+	b = append(b, `{"data":`...)
+	var err error
+	if r.Data == nil {
+		b = append(b, "null"...)
+	} else if b, err = jsonw.AppendRaw(b, r.Data); err != nil {
+		return nil, false
+	}
+	if len(r.ContentLadder) > 0 {
+		b = append(append(b, `,"content_ladder":`...), r.ContentLadder...)
+	}
+	if len(r.Legend) > 0 {
+		b = append(b, `,"field_capability_legend":`...)
+		if b, err = jsonw.AppendRaw(b, r.Legend); err != nil {
+			return nil, false
+		}
+	}
+	if r.Omitted != "" {
+		b = jsonw.AppendMarshalString(append(b, `,"omitted":`...), r.Omitted)
+	}
+	b = jsonw.AppendMarshalString(append(b, `,"provider_url":`...), r.ProviderURL)
+	if r.RequestID != "" {
+		b = jsonw.AppendMarshalString(append(b, `,"request_id":`...), r.RequestID)
+	}
+	return jsonw.Encoded(append(b, '}')), true
 }
 
 // objectBody returns the RS answer's body when it is a JSON object. Any other
