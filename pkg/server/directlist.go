@@ -110,8 +110,14 @@ func (d *Direct) listForms() *listForms {
 // result names one.
 func annotateResult(res mcp.Result, impl *mcp.Implementation) {
 	if v := reflect.ValueOf(res); v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().Kind() == reflect.Struct {
-		if f := v.Elem().FieldByName("ResultType"); f.IsValid() && f.CanSet() && f.Kind() == reflect.String {
-			f.SetString("complete")
+		// The SDK sets the field on the results that embed its
+		// completeResultWithType, and on no others.
+		t := v.Elem().Type()
+		if f, ok := t.FieldByName("ResultType"); ok && len(f.Index) == 2 && f.Type.Kind() == reflect.String &&
+			t.Field(f.Index[0]).Type.Name() == "completeResultWithType" {
+			if fv := v.Elem().FieldByIndex(f.Index); fv.CanSet() {
+				fv.SetString("complete")
+			}
 		}
 	}
 	m := res.GetMeta()
