@@ -26,7 +26,8 @@ func TestDirectMatchesSDK(t *testing.T) {
 	// The comparison below proves the direct path for one SDK version.
 	if got := sdkVersion(t); got != directProvenSDK {
 		t.Fatalf("go-sdk is %s, but the direct path was proven byte-identical against %s: re-run this comparison, "+
-			"re-read the SDK's stateless POST handling (header, _meta and dispatch rules) for changes the cases do not cover, "+
+			"re-read the SDK's stateless POST handling (header, _meta and dispatch rules; listTools, readResource and its "+
+			"template matching; result annotation and error statuses) for changes the cases do not cover, "+
 			"then set directProvenSDK to %s", got, directProvenSDK, got)
 	}
 	d := pdpptest.New(t, pdpptest.Options{})
@@ -111,6 +112,7 @@ func TestDirectMatchesSDK(t *testing.T) {
 		{"resources/read 2025-06-18", req{header: v("2025-06-18"), body: read("pdpp://stream/messages")}, true},
 		{"resources/read 2025-11-25", req{header: v("2025-11-25"), body: read("pdpp://stream/messages")}, true},
 		{"resources/read no version header", req{body: read("pdpp://stream/messages")}, true},
+		{"resources/read 2024-11-05", req{header: v("2024-11-05"), body: read("pdpp://stream/messages")}, true},
 		{"resources/read record", req{header: v("2025-11-25"), body: read("pdpp://record/cin_gmail_personal%2Fmessages%3Ap_msg_003")}, true},
 		{"resources/read record with a binary value", req{header: v("2025-11-25"), body: read("pdpp://record/cin_gmail_personal%2Fattachments%3Ap_msg_002_att_1")}, true},
 		{"resources/read record not found", req{header: v("2025-11-25"), body: read("pdpp://record/cin_gmail_work%2Fmessages%3Anope")}, true},
