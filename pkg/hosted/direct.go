@@ -2,6 +2,7 @@ package hosted
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -431,6 +432,9 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 	if b == nil || (call.method == "tools/call" && !b.direct.Has(call.name)) {
 		return false
 	}
+	// The RS bytes a call read stay counted until its answer is written.
+	ctx, answered := server.WithAnswerHold(r.Context())
+	defer answered()
 	// What the SDK's encoder writes for a result, without encoding the
 	// result a second time.
 	data := make([]byte, 0, len(call.rawID)+32)
@@ -441,14 +445,14 @@ func (h *Handler) serveDirect(w http.ResponseWriter, r *http.Request, st *reqSta
 	var err error
 	switch call.method {
 	case "tools/call":
-		data, err = callTool(data, r, b.direct, call, meta, stateless)
+		data, err = callTool(ctx, data, r, b.direct, call, meta, stateless)
 	case "tools/list":
-		result, err = b.direct.ListTools(r.Context(), &mcp.ListToolsRequest{
+		result, err = b.direct.ListTools(ctx, &mcp.ListToolsRequest{
 			Params: &mcp.ListToolsParams{Meta: meta},
 			Extra:  &mcp.RequestExtra{Header: r.Header},
 		})
 	case "resources/read":
-		result, err = b.direct.ReadResource(r.Context(), &mcp.ReadResourceRequest{
+		result, err = b.direct.ReadResource(ctx, &mcp.ReadResourceRequest{
 			Params: &mcp.ReadResourceParams{Meta: meta, URI: call.name},
 			Extra:  &mcp.RequestExtra{Header: r.Header},
 		})
@@ -510,8 +514,8 @@ func errorStatus(err error, stateless bool) int {
 
 // callTool runs a direct tools/call and appends its result's wire form to
 // dst.
-func callTool(dst []byte, r *http.Request, d *server.Direct, call directCall, meta mcp.Meta, stateless bool) ([]byte, error) {
-	res, result, err := d.Call(r.Context(), &mcp.CallToolRequest{
+func callTool(ctx context.Context, dst []byte, r *http.Request, d *server.Direct, call directCall, meta mcp.Meta, stateless bool) ([]byte, error) {
+	res, result, err := d.Call(ctx, &mcp.CallToolRequest{
 		Params: &mcp.CallToolParamsRaw{Meta: meta, Name: call.name, Arguments: call.args},
 		Extra:  &mcp.RequestExtra{Header: r.Header},
 	})
