@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
@@ -69,6 +70,60 @@ func BenchmarkAggregateDirectRS(b *testing.B) {
 			}
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
+		}
+	})
+}
+
+// BenchmarkHostedMethod is one request of each kind the gateway serves
+// most, at the oldest and the newest protocol revision: the gateway's work
+// per request (with the in-process double's and the client's) for profiles.
+func BenchmarkHostedMethod(b *testing.B) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"b","version":"0"}}`
+	type method struct{ name, mcpName, params string }
+	methods := []method{
+		{"tools/call", "aggregate", `"name":"aggregate","arguments":{"stream":"messages","metric":"count"}`},
+		{"tools/list", "", ""},
+		{"resources/read", "pdpp://stream/messages", `"uri":"pdpp://stream/messages"`},
+	}
+	for _, rev := range []string{"2025-03-26", "2026-07-28"} {
+		for _, m := range methods {
+			params := m.params
+			header := map[string]string{"MCP-Protocol-Version": rev}
+			if rev == "2026-07-28" {
+				header["Mcp-Method"] = m.name
+				if m.mcpName != "" {
+					header["Mcp-Name"] = m.mcpName
+				}
+				params = strings.TrimSuffix(meta+","+params, ",")
+			}
+			body := []byte(`{"jsonrpc":"2.0","id":1,"method":"` + m.name + `","params":{` + params + `}}`)
+			b.Run(rev+"/"+m.name, func(b *testing.B) { benchHosted(b, body, header) })
+		}
+	}
+}
+
+func benchHosted(b *testing.B, body []byte, header map[string]string) {
+	g := newGateway(b, gatewayOptions{})
+	tok := g.token(pdpptest.TokenClient)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodPost, g.url+PathMCP, bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+tok)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			a, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !bytes.Contains(a, []byte(`"result"`)) || bytes.Contains(a, []byte(`"isError":true`)) {
+				b.Fatalf("answer %d: %.300s", resp.StatusCode, a)
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,9 +64,9 @@ func FuzzHostRules(f *testing.F) {
 }
 
 // FuzzParseDirect: a body the direct path takes is one JSON object that
-// encoding/json reads as the same tools/call (id, name, arguments), with
-// nothing else in it; anything parseDirect cannot vouch for is refused,
-// never misread.
+// encoding/json reads as the same request (id, method, tool name or URI,
+// arguments), with nothing else in it; anything parseDirect cannot vouch
+// for is refused, never misread.
 func FuzzParseDirect(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"aggregate","arguments":{"stream":"m"}}}`,
@@ -75,6 +76,13 @@ func FuzzParseDirect(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema","_meta":{}}}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema"}}]`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"schema"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"schema"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"pdpp://stream/m"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"pdpp://stream/m\u0065"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"name":"pdpp://stream/m"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"a","arguments":{}}}`,
 	} {
 		f.Add(s)
 	}
@@ -87,17 +95,34 @@ func FuzzParseDirect(f *testing.F) {
 		if err := json.Unmarshal([]byte(body), &m); err != nil || len(m) != 4 {
 			t.Fatalf("took %q (%v, %d keys)", body, err, len(m))
 		}
+		var params map[string]json.RawMessage
 		var p struct {
 			Name      string          `json:"name"`
+			URI       string          `json:"uri"`
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		var id any
-		if json.Unmarshal(m["params"], &p) != nil || json.Unmarshal(m["id"], &id) != nil ||
-			string(m["jsonrpc"]) != `"2.0"` || string(m["method"]) != `"tools/call"` {
+		var method string
+		if json.Unmarshal(m["params"], &p) != nil || json.Unmarshal(m["params"], &params) != nil ||
+			json.Unmarshal(m["id"], &id) != nil || json.Unmarshal(m["method"], &method) != nil ||
+			string(m["jsonrpc"]) != `"2.0"` || method != c.method || string(m["method"]) != `"`+method+`"` {
 			t.Fatalf("took %q", body)
 		}
-		if p.Name != c.name || string(p.Arguments) != string(c.args) || string(m["id"]) != c.rawID {
+		allowed := map[string][]string{"tools/call": {"name", "arguments", "_meta"}, "tools/list": {"_meta"}, "resources/read": {"uri", "_meta"}}[method]
+		if allowed == nil {
+			t.Fatalf("took method %q", method)
+		}
+		for k := range params {
+			if !slices.Contains(allowed, k) {
+				t.Fatalf("took %q with params key %q", body, k)
+			}
+		}
+		name := map[string]string{"tools/call": p.Name, "resources/read": p.URI}[method]
+		if name != c.name || string(p.Arguments) != string(c.args) || string(m["id"]) != c.rawID {
 			t.Fatalf("took %q as name %q args %q id %s", body, c.name, c.args, c.rawID)
+		}
+		if method != "tools/list" && name == "" && !strings.Contains(body, `""`) {
+			t.Fatalf("took %q without its name", body)
 		}
 		if fmt.Sprint(c.id.Raw()) != strings.Trim(c.rawID, `"`) {
 			t.Fatalf("id %s read as %v", c.rawID, c.id.Raw())

@@ -6,7 +6,8 @@
 // bearer is the one the tools send to the configured resource server, and
 // only there. There are no sessions: one MCP server per credential and
 // origin is built once and reused, each SDK request opens a throwaway
-// session on it, and plain tools/call requests skip even that.
+// session on it, and plain tools/call, tools/list and resources/read
+// requests skip even that.
 //
 // [Serve] is the whole gateway: it listens, verifies bearers, serves until
 // ctx ends and then drains the calls in flight.
@@ -166,6 +167,8 @@ type Handler struct {
 	meta     *metadataCache
 	// directCalls counts the calls the direct path answered.
 	directCalls atomic.Uint64
+	// metas remembers the _meta of 2026-07-28 requests already checked.
+	metas metaMemo
 }
 
 // New validates o and returns a Handler.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -24,7 +25,11 @@ type Budget struct {
 	sem  *semaphore.Weighted
 	size int64
 	wait time.Duration
+	held atomic.Int64
 }
+
+// Held is the number of bytes reserved now.
+func (b *Budget) Held() int64 { return b.held.Load() }
 
 // NewBudget returns a budget of size bytes whose reads queue for at most
 // wait.
@@ -48,6 +53,7 @@ func (b *Budget) acquire(ctx context.Context, n int64) (int64, error) {
 		return 0, nil
 	}
 	if b.sem.TryAcquire(n) {
+		b.held.Add(n)
 		return n, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, b.wait)
@@ -58,11 +64,13 @@ func (b *Budget) acquire(ctx context.Context, n int64) (int64, error) {
 		}
 		return 0, errBusy
 	}
+	b.held.Add(n)
 	return n, nil
 }
 
 func (b *Budget) release(n int64) {
 	if n > 0 {
+		b.held.Add(-n)
 		b.sem.Release(n)
 	}
 }
@@ -71,9 +79,13 @@ func (b *Budget) release(n int64) {
 // the bytes stay counted while a tool renders them and the result is
 // encoded, not only while they are read.
 type lease struct {
-	mu    sync.Mutex
-	done  bool
-	holds map[*Budget]int64
+	mu   sync.Mutex
+	done bool
+	// A call reads through one client, so one budget: first holds it
+	// without a map; others holds any further ones.
+	first  *Budget
+	n      int64
+	others map[*Budget]int64
 }
 
 type leaseKey struct{}
@@ -82,26 +94,37 @@ type leaseKey struct{}
 // until release is called (at most once matters; later calls do nothing).
 // Without a lease a reservation ends when Get returns.
 func WithLease(ctx context.Context) (context.Context, func()) {
-	l := &lease{holds: map[*Budget]int64{}}
+	l := &lease{}
 	return context.WithValue(ctx, leaseKey{}, l), l.release
 }
 
 func (l *lease) add(b *Budget, n int64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.done {
+	switch {
+	case l.done:
 		return false
+	case l.first == nil || l.first == b:
+		l.first = b
+		l.n += n
+	default:
+		if l.others == nil {
+			l.others = map[*Budget]int64{}
+		}
+		l.others[b] += n
 	}
-	l.holds[b] += n
 	return true
 }
 
 func (l *lease) release() {
 	l.mu.Lock()
-	holds := l.holds
-	l.holds, l.done = nil, true
+	first, n, others := l.first, l.n, l.others
+	l.first, l.n, l.others, l.done = nil, 0, nil, true
 	l.mu.Unlock()
-	for b, n := range holds {
+	if first != nil {
+		first.release(n)
+	}
+	for b, n := range others {
 		b.release(n)
 	}
 }

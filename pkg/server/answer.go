@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,20 +69,64 @@ type encodedResult struct {
 
 func (e *encodedResult) MarshalJSON() ([]byte, error) { return e.wire, nil }
 
+// answerHold is how a transport that writes a direct answer itself says
+// when the answer is out. Waiting for the request's context to end instead
+// costs a timer and, at the end, a goroutine per call.
+type answerHold struct {
+	mu      sync.Mutex
+	release func()
+	ended   bool
+}
+
+type answerHoldKey struct{}
+
+// WithAnswerHold returns a context for Direct.Call or Direct.ReadResource
+// and the function to call once the answer has been written or dropped
+// (defer it): the RS bytes the call read stay counted against the
+// process's budget until then. Calling it again does nothing.
+func WithAnswerHold(ctx context.Context) (context.Context, func()) {
+	h := &answerHold{}
+	return context.WithValue(ctx, answerHoldKey{}, h), h.end
+}
+
+// take makes release the hold's to run; false when the hold has ended or
+// holds another call already.
+func (h *answerHold) take(release func()) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended || h.release != nil {
+		return false
+	}
+	h.release = release
+	return true
+}
+
+func (h *answerHold) end() {
+	h.mu.Lock()
+	r := h.release
+	h.release, h.ended = nil, true
+	h.mu.Unlock()
+	if r != nil {
+		r()
+	}
+}
+
 // guard runs one data-bearing request for answer and for Direct: the RS
 // lease, the panic guard and the encoding check.
 func guard(ctx context.Context, log *slog.Logger, method string, encode bool, next func(context.Context) (mcp.Result, error)) (res mcp.Result, err error) {
 	lctx, release := rs.WithLease(ctx)
-	// The request's context ends once the answer is written (the SDK
-	// cancels it; an HTTP request's ends with its handler): only then are
-	// the bodies' bytes really free.
-	fallback := time.AfterFunc(leaseGrace, release)
-	context.AfterFunc(ctx, func() {
-		// Stopping the fallback keeps a busy hosted gateway from
-		// holding one live timer per call for leaseGrace.
-		fallback.Stop()
-		release()
-	})
+	if h, ok := ctx.Value(answerHoldKey{}).(*answerHold); !ok || !h.take(release) {
+		// The request's context ends once the answer is written (the SDK
+		// cancels it; an HTTP request's ends with its handler): only
+		// then are the bodies' bytes really free.
+		fallback := time.AfterFunc(leaseGrace, release)
+		context.AfterFunc(ctx, func() {
+			// Stopping the fallback keeps a busy hosted gateway from
+			// holding one live timer per call for leaseGrace.
+			fallback.Stop()
+			release()
+		})
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("request handler panicked", "method", method, "panic", fmt.Sprint(p))

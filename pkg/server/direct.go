@@ -4,27 +4,38 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
 )
 
-// Direct calls a server's tools without an MCP session, for a transport
-// that has decoded a plain tools/call itself (the hosted gateway's direct
-// path, which skips the SDK's per-request session). A call runs through the
+// Direct calls a server's tools, lists them and reads its resources without
+// an MCP session, for a transport that has decoded a plain tools/call,
+// tools/list or resources/read itself (the hosted gateway's direct path,
+// which skips the SDK's per-request session). A request runs through the
 // server's receiving middleware (the same list the SDK runs, see receiving)
-// and the same tool handler, so it gets the same result.
+// and the same handler, so it gets the same result.
 type Direct struct {
-	impl     *mcp.Implementation
-	handlers map[string]mcp.ToolHandler
-	mw       []mcp.Middleware
-	handle   mcp.MethodHandler
-	calls    atomic.Uint64 // calls made through Call, for tests
+	impl      *mcp.Implementation
+	handlers  map[string]mcp.ToolHandler
+	mw        []mcp.Middleware
+	handle    mcp.MethodHandler
+	calls     atomic.Uint64 // calls made through Call, for tests
+	tools     []*mcp.Tool   // the tool definitions, ordered by name
+	lists     listForms
+	templates []readTemplate
+	// info is the server's identity as _meta, encoded once.
+	infoOnce sync.Once
+	info     []byte
+	infoErr  error
 }
 
-func newDirect(impl *mcp.Implementation, handlers map[string]mcp.ToolHandler, mw []mcp.Middleware) *Direct {
-	d := &Direct{impl: impl, handlers: handlers}
+func newDirect(impl *mcp.Implementation, reg tools.Registered, defs []*mcp.Tool, mw []mcp.Middleware) *Direct {
+	d := &Direct{impl: impl, handlers: reg.Tools, tools: defs, templates: newReadTemplates(reg.Templates)}
 	d.use(mw...)
 	return d
 }
@@ -91,9 +102,20 @@ func (d *Direct) Call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	return fr.(*mcp.CallToolResult), nil, nil
 }
 
-// dispatch is what the SDK does for a tools/call inside the middleware:
-// find the tool, run it, and send an empty content list rather than null.
+// dispatch is what the SDK does inside the middleware: for a tools/call,
+// find the tool, run it, and send an empty content list rather than null;
+// for a tools/list, list the tools; for a resources/read, read it.
 func (d *Direct) dispatch(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	switch r := req.(type) {
+	case *mcp.ListToolsRequest:
+		if method == "tools/list" {
+			return d.listTools(ctx, req), nil
+		}
+	case *mcp.ReadResourceRequest:
+		if method == "resources/read" && r.Params != nil {
+			return d.readResource(ctx, r)
+		}
+	}
 	r, ok := req.(*mcp.CallToolRequest)
 	if method != "tools/call" || !ok || r.Params == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served directly", method)}

@@ -459,6 +459,8 @@ func (c *lineConn) directCallLocked(params json.RawMessage) *mcp.CallToolRequest
 // the framing for both.
 func (c *lineConn) answerDirect(ctx context.Context, cancel context.CancelFunc, p int64, req *mcp.CallToolRequest) {
 	defer cancel()
+	ctx, answered := WithAnswerHold(ctx)
+	defer answered()
 	resp := &jsonrpc.Response{ID: intID(p)}
 	res, wire, err := c.direct.Call(ctx, req)
 	if err == nil && wire == nil {

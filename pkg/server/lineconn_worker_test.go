@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"runtime"
@@ -9,6 +10,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
 // TestDirectWorkers: direct calls run on reused goroutines, at most
@@ -75,4 +80,34 @@ func TestAnswerLineOneAllocation(t *testing.T) {
 	if allocs != 1 {
 		t.Errorf("%v allocations per answer line, want 1", allocs)
 	}
+}
+
+// TestAnswerHoldKeepsBytesCounted: a direct call's RS bytes stay counted
+// against the budget until the transport says its answer is written, and
+// are free right after, without waiting on the request's context.
+func TestAnswerHoldKeepsBytesCounted(t *testing.T) {
+	d := pdpptest.New(t, pdpptest.Options{})
+	budget := rs.NewBudget(1<<20, time.Second)
+	c, err := rs.New(rs.Options{BaseURL: d.URL(), Budget: budget, Token: func() string { return d.Token(pdpptest.TokenClient) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	_, dir := NewWithDirect(Options{RS: c, ProviderURL: d.URL()})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ctx, answered := WithAnswerHold(ctx)
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "schema", Arguments: json.RawMessage(`{}`)}}
+	res, wire, err := dir.Call(ctx, req)
+	if err != nil || res.IsError || wire == nil {
+		t.Fatalf("call: %v %v %s", err, res, wire)
+	}
+	if budget.Held() == 0 {
+		t.Fatal("the answer's RS bytes were released before the answer was written")
+	}
+	answered()
+	if n := budget.Held(); n != 0 {
+		t.Errorf("%d bytes still counted after the answer was written", n)
+	}
+	answered() // a second call does nothing
 }

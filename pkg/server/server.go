@@ -170,7 +170,7 @@ func NewWithDirect(o Options) (*mcp.Server, *Direct) {
 	})
 	mw := receiving(logger, o.Middleware)
 	s.AddReceivingMiddleware(mw...)
-	return s, newDirect(impl, tools.Register(s, env), mw)
+	return s, newDirect(impl, tools.RegisterAll(s, env), tools.Definitions(), mw)
 }
 
 // receiving is the one list of what runs around every request the server

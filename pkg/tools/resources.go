@@ -140,11 +140,13 @@ func grantedStreams(ctx context.Context, env *Env) ([]streamRef, error) {
 	return refs, nil
 }
 
-// registerResources adds the resource templates to s.
-func registerResources(s *mcp.Server, env *Env) {
+// registerResources adds the resource templates to s and returns them with
+// their handlers.
+func registerResources(s *mcp.Server, env *Env) []Template {
+	var added []Template
 	for _, rt := range resourceTemplates {
 		read, tmpl := rt.read, rt.tmpl
-		s.AddResourceTemplate(rt.tmpl, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		h := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			uri := req.Params.URI
 			c, err := read(ctx, env, uri)
 			if err != nil {
@@ -155,8 +157,11 @@ func registerResources(s *mcp.Server, env *Env) {
 			}
 			c.URI = uri
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
-		})
+		}
+		s.AddResourceTemplate(rt.tmpl, h)
+		added = append(added, Template{Template: rt.tmpl, Read: h})
 	}
+	return added
 }
 
 func readStreamResource(ctx context.Context, env *Env, uri string) (*mcp.ResourceContents, error) {

@@ -86,6 +86,12 @@ var table = []tool{
 // a tools/call themselves (the hosted gateway's direct path). The tool
 // definitions are shared, precomputed values; Register does no schema work.
 func Register(s *mcp.Server, env *Env) map[string]mcp.ToolHandler {
+	return RegisterAll(s, env).Tools
+}
+
+// RegisterAll is Register, returning the resource templates' read
+// handlers too.
+func RegisterAll(s *mcp.Server, env *Env) Registered {
 	e := *env
 	if e.Logger == nil {
 		e.Logger = slog.New(slog.DiscardHandler)
@@ -106,8 +112,7 @@ func Register(s *mcp.Server, env *Env) map[string]mcp.ToolHandler {
 		s.AddTool(t.definition(), h)
 		handlers[t.definition().Name] = h
 	}
-	registerResources(s, &e)
-	return handlers
+	return Registered{Tools: handlers, Templates: registerResources(s, &e)}
 }
 
 // spec describes one tool: its MCP definition and its handler over typed
