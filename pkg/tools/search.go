@@ -213,10 +213,14 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	for _, r := range results {
 		l.record(r.ID)
 	}
-	return &mcp.CallToolResult{
+	res := &mcp.CallToolResult{
 		Content:           append([]mcp.Content{&mcp.TextContent{Text: searchText(top, results, sc.ContentLadder, searchPage{extra: extra, limit: limit, hybrid: a.Mode == "hybrid", cursor: a.Cursor != ""})}}, l.out...),
 		StructuredContent: sc,
-	}, nil
+	}
+	if enc, ok := sc.encode(); ok {
+		res.StructuredContent = enc
+	}
+	return res, nil
 }
 
 // hitResult shapes one RS hit. Its id embeds the hit's connection whenever the
