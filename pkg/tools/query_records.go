@@ -117,10 +117,7 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 	})
 	// The ladder lists what the preview did not show whole.
 	lad := evidence.RecordSetFor(body, scope, preview)
-	ladder, err := json.Marshal(lad)
-	if err != nil {
-		return nil, fmt.Errorf("query_records: content ladder: %w", err)
-	}
+	ladder := lad.AppendJSON(nil)
 	res := success(preview.Text, &readResult{
 		Data:          json.RawMessage(body),
 		ContentLadder: jsonw.Encoded(ladder),

@@ -17,8 +17,8 @@ import (
 // body as raw bytes, so its key order survives; no decode/re-encode happens.
 type readResult struct {
 	Data json.RawMessage `json:"data"`
-	// ContentLadder is json.Marshal's encoding of the ladder, copied as it
-	// is.
+	// ContentLadder is the ladder as json.Marshal encodes it
+	// (evidence.Ladder.AppendJSON), copied as it is.
 	ContentLadder jsonw.Encoded `json:"content_ladder,omitempty"`
 	// Legend explains the field capability flags (schema only).
 	Legend json.RawMessage `json:"field_capability_legend,omitempty"`

@@ -1,21 +1,16 @@
 package tools
 
 import (
-	"encoding/json"
-
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // encode writes s as json.Marshal would, with the RS envelope copied
-// through jsonw.AppendRaw and the results written field by field: the
+// through jsonw.AppendRaw and the results and ladder written field by field: the
 // guard's reflection over every result was a tenth of a search call. It
 // reports false when a part cannot be encoded; the result then keeps s and
 // the server's encoding check says why.
 func (s *searchStructured) encode() (jsonw.Encoded, bool) {
-	ladder, err := json.Marshal(s.ContentLadder)
-	if err != nil {
-		return nil, false
-	}
+	ladder := s.ContentLadder.AppendJSON(nil)
 	n := len(s.Data) + len(ladder) + len(s.ProviderURL) + len(s.RequestID) + 96
 	for i := range s.Results {
 		r := &s.Results[i]
@@ -23,6 +18,7 @@ func (s *searchStructured) encode() (jsonw.Encoded, bool) {
 			len(r.Stream) + len(r.RecordKey) + len(r.DisplayName) + len(r.Snippet) + 160
 	}
 	b := make([]byte, 0, n+n/16)
+	var err error
 	b = append(b, `{"data":`...)
 	if s.Data == nil {
 		b = append(b, "null"...)
