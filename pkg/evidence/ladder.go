@@ -407,7 +407,7 @@ func RecordSetFor(body []byte, scope Scope, p PreviewResult) Ladder {
 	l := Ladder{Kind: KindRecordSet, ReadTool: ToolReadRecordField, Records: []Entry{}}
 	i := -1
 	whole := false
-	readEnvelope(parseBody(body)).rows.ForEach(func(_, rec gjson.Result) bool {
+	readEnvelope(ParseBody(body)).rows.ForEach(func(_, rec gjson.Result) bool {
 		i++
 		if len(l.Records) == LadderRecords {
 			// Past the entries, only whether a record has an id matters.
@@ -476,8 +476,8 @@ func FetchEntryWith(record []byte, scope Scope, shown map[string]bool, data *Pay
 	var e Entry
 	var ok bool
 	if data == nil {
-		e, ok = recordEntry(parseBody(record), scope, shown)
-	} else if id, idOK := Identity(parseBody(record), scope); idOK {
+		e, ok = recordEntry(ParseBody(record), scope, shown)
+	} else if id, idOK := Identity(ParseBody(record), scope); idOK {
 		e, ok = entryFor(id, &data.tree, shown), true
 	}
 	if e.ShownWhole > 0 {

@@ -94,7 +94,7 @@ func FuzzRecordSetFromPreview(f *testing.F) {
 			return // the RS client refuses invalid JSON before any tool renders it
 		}
 		scope := Scope{Stream: stream, ConnectionID: conn}
-		readEnvelope(parseBody(body)).rows.ForEach(func(_, v gjson.Result) bool {
+		readEnvelope(ParseBody(body)).rows.ForEach(func(_, v gjson.Result) bool {
 			var c string
 			id, ok := identityOf(v, scope, &c)
 			wantID, wantOK := Identity(v, scope)

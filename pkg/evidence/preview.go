@@ -111,7 +111,7 @@ type rowID struct {
 // only then are fewer records shown. Paging handles are never cut. The
 // result shares body's memory: body must not change while it is in use.
 func Preview(body []byte, opts PreviewOptions) PreviewResult {
-	env := readEnvelope(parseBody(body))
+	env := readEnvelope(ParseBody(body))
 	limit := opts.MaxRecords
 	if limit <= 0 {
 		limit = PreviewRecords

@@ -6,12 +6,12 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// parseBody parses an RS body without copying it. gjson.ParseBytes copies
+// ParseBody parses an RS body without copying it. gjson.ParseBytes copies
 // the whole body into a string first, which for a 16 MiB page is one more
 // full copy per call, twice per call when the preview and the ladder each
 // parse it. The results (and the strings taken from them) share the body's
 // memory, so the body must not be modified while they are in use; RS bodies
 // never are.
-func parseBody(b []byte) gjson.Result {
+func ParseBody(b []byte) gjson.Result {
 	return gjson.Parse(unsafe.String(unsafe.SliceData(b), len(b)))
 }

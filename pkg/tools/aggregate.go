@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -91,7 +92,7 @@ func runAggregate(ctx context.Context, env *Env, a *aggregateArgs) (*mcp.CallToo
 	if err != nil {
 		return nil, err
 	}
-	return success(aggregateText(gjson.ParseBytes(body), a.Stream), &readResult{
+	return success(aggregateText(evidence.ParseBody(body), a.Stream), &readResult{
 		Data:        json.RawMessage(body),
 		ProviderURL: providerURL(env, resp),
 		RequestID:   resp.RequestID,

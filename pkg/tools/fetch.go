@@ -241,7 +241,7 @@ var textFields = []string{"text", "content", "body", "summary"}
 // the id as the caller passed it (echoed as the document id); id is the
 // parsed, connection-scoped form.
 func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte) (*fetchDoc, error) {
-	rec := gjson.ParseBytes(body)
+	rec := evidence.ParseBody(body)
 	payload := rec.Get("data")
 	hasData := payload.IsObject()
 	if !hasData {

@@ -229,7 +229,7 @@ func readWindow(ctx context.Context, env *Env, r *fieldRead) (*window, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc := gjson.ParseBytes(body)
+	doc := evidence.ParseBody(body)
 	win := doc.Get("window")
 	if !win.IsObject() {
 		return nil, &rs.TransportError{Code: rs.CodeInvalidResponse, Status: resp.Status, RequestID: resp.RequestID,
@@ -264,7 +264,7 @@ func jsonWindow(ctx context.Context, env *Env, r *fieldRead, refusal *rs.Error) 
 	if err != nil {
 		return nil, err
 	}
-	rec := gjson.ParseBytes(body)
+	rec := evidence.ParseBody(body)
 	v := rec.Get("data").Get(gjson.Escape(r.field))
 	if !v.Exists() {
 		return nil, refusal

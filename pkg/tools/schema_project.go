@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 )
 
 // This file projects /v1/schema documents the way the RS's own
@@ -33,7 +35,7 @@ var aggregationKinds = []string{"count_distinct", "group_by", "group_by_time", "
 // unwrapSchema returns the schema document of an RS answer: the body itself,
 // or its data member when the body wraps the document ({"data": {…}}).
 func unwrapSchema(body []byte) gjson.Result {
-	doc := gjson.ParseBytes(body)
+	doc := evidence.ParseBody(body)
 	if d := doc.Get("data"); d.IsObject() &&
 		(d.Get("connectors").IsArray() || d.Get("streams").IsArray() ||
 			d.Get("granted_connections").IsArray() || d.Get("object").String() == "schema") {

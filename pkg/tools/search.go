@@ -157,7 +157,7 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	if err != nil {
 		return nil, err
 	}
-	doc := gjson.ParseBytes(body)
+	doc := evidence.ParseBody(body)
 	top := readSearchTop(doc)
 	// Each hit is read once, here; shaping and the ladder use what was read.
 	var hits []evidence.Hit
