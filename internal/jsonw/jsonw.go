@@ -9,7 +9,6 @@ package jsonw
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -37,7 +36,6 @@ var escapeASCII = func() (t [2][utf8.RuneSelf]bool) {
 }()
 
 func appendString(b []byte, s string, marshal bool) []byte {
-	const hex = "0123456789abcdef"
 	esc := &escapeASCII[0]
 	if marshal {
 		esc = &escapeASCII[1]
@@ -65,7 +63,7 @@ func appendString(b []byte, s string, marshal bool) []byte {
 			case marshal && c == '\f':
 				b = append(b, '\\', 'f')
 			default: // other control characters, and <, > and & when marshalling
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++
 			start = i
@@ -81,7 +79,7 @@ func appendString(b []byte, s string, marshal bool) []byte {
 		}
 		if marshal && (r == '\u2028' || r == '\u2029') {
 			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
 			i += size
 			start = i
 			continue
@@ -95,16 +93,26 @@ func appendString(b []byte, s string, marshal bool) []byte {
 // String is s as a JSON string literal (see AppendString).
 func String(s string) string { return string(AppendString(nil, s)) }
 
-// Compact is v encoded as one line of JSON without HTML escaping, for values
-// shown in text; a value that cannot be encoded is "null".
-func Compact(v any) string {
-	var b strings.Builder
+// MarshalNoEscape encodes v as the SDK's JSON-RPC layer writes messages:
+// encoding/json's Encoder without HTML escaping, without its newline.
+func MarshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+// Compact is v encoded as one line of JSON without HTML escaping, for values
+// shown in text; a value that cannot be encoded is "null".
+func Compact(v any) string {
+	b, err := MarshalNoEscape(v)
+	if err != nil {
 		return "null"
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return string(b)
 }
 
 // Twice encodes v once and returns it both ways: as Compact writes it (the
@@ -113,13 +121,10 @@ func Compact(v any) string {
 // which escapes exactly what SetEscapeHTML(false) leaves alone: <, > and &
 // in strings, and U+2028/U+2029 that a MarshalJSON method wrote raw.
 func Twice(v any) (string, Encoded, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	text, err := MarshalNoEscape(v)
+	if err != nil {
 		return "", nil, err
 	}
-	text := bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
 	m, err := AppendRaw(make([]byte, 0, len(text)+len(text)/16), text)
 	if err != nil {
 		return "", nil, err

@@ -1,15 +1,15 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"maps"
 	"reflect"
 	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // Direct answers tools/list too: the list never changes while a server
@@ -64,7 +64,7 @@ func (d *Direct) ListTools(ctx context.Context, req *mcp.ListToolsRequest) ([]by
 	if stateless {
 		annotateResult(res, d.impl)
 	}
-	return sdkMarshal(res)
+	return jsonw.MarshalNoEscape(res)
 }
 
 // listTools is what the SDK's tools/list does inside the middleware for a
@@ -94,12 +94,12 @@ func (d *Direct) listForms() *listForms {
 	f.once.Do(func() {
 		ctx := context.Background()
 		req := &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{}}
-		if f.old, f.err = sdkMarshal(uncached{d.listTools(ctx, req)}); f.err != nil {
+		if f.old, f.err = jsonw.MarshalNoEscape(uncached{d.listTools(ctx, req)}); f.err != nil {
 			return
 		}
 		cur := d.listTools(ctx, req)
 		annotateResult(cur, d.impl)
-		f.current, f.err = sdkMarshal(cur)
+		f.current, f.err = jsonw.MarshalNoEscape(cur)
 	})
 	return f
 }
@@ -130,16 +130,4 @@ func annotateResult(res mcp.Result, impl *mcp.Implementation) {
 	}
 	m[mcp.MetaKeyServerInfo] = impl
 	res.SetMeta(m)
-}
-
-// sdkMarshal encodes a result as the SDK's JSON-RPC layer does: without
-// HTML escaping, and without the encoder's newline.
-func sdkMarshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

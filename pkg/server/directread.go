@@ -82,7 +82,7 @@ func (d *Direct) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 	}
 	if !ok {
-		if b, err = sdkMarshal(res); err != nil {
+		if b, err = jsonw.MarshalNoEscape(res); err != nil {
 			return nil, err
 		}
 	}

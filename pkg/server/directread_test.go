@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -113,9 +114,9 @@ func TestReadResultEncodingMatchesSDK(t *testing.T) {
 			var want []byte
 			var err error
 			if cache {
-				want, err = sdkMarshal(r)
+				want, err = jsonw.MarshalNoEscape(r)
 			} else {
-				want, err = sdkMarshal(uncached{r})
+				want, err = jsonw.MarshalNoEscape(uncached{r})
 			}
 			if err != nil {
 				t.Fatal(err)

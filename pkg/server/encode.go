@@ -1,12 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
@@ -29,7 +29,7 @@ func EncodeToolResult(r *mcp.CallToolResult) ([]byte, error) {
 	if b, ok := appendToolResult(nil, r); ok {
 		return b, nil
 	}
-	return marshalNoEscape(r)
+	return jsonw.MarshalNoEscape(r)
 }
 
 // appendToolResult appends the wire form of r when its shape is one it
@@ -134,16 +134,4 @@ func appendContent(b []byte, c mcp.Content) []byte {
 		b = append(b, '"')
 	}
 	return append(b, '}')
-}
-
-// marshalNoEscape encodes v as the SDK encodes messages: without HTML
-// escaping and without the encoder's trailing newline.
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -63,7 +64,7 @@ func TestEncodeToolResultMatchesSDK(t *testing.T) {
 		"long text":             {Content: text(strings.Repeat("record <x> é\n", 2000))},
 		"structured and meta":   {Meta: mcp.Meta{"k": 1}, Content: text("t"), StructuredContent: sc([]int{1}), IsError: true},
 	} {
-		want, err := marshalNoEscape(r)
+		want, err := jsonw.MarshalNoEscape(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func TestToolAnswersEncodedByHand(t *testing.T) {
 				t.Errorf("%s %s %s: encoded by the SDK (content %v, structuredContent %T)", rev, tc.name, tc.args, kinds, res.StructuredContent)
 				continue
 			}
-			if want, _ := marshalNoEscape(res); string(wire) != string(want) {
+			if want, _ := jsonw.MarshalNoEscape(res); string(wire) != string(want) {
 				t.Errorf("%s %s: wire form differs from the SDK's:\n got %.300s\nwant %.300s", rev, tc.name, wire, want)
 			}
 		}
