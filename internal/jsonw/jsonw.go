@@ -132,6 +132,23 @@ func Twice(v any) (string, Encoded, error) {
 	return string(text), Encoded(m), nil
 }
 
+// AppendSlice appends items as a JSON array, each element written by each
+// (a method expression such as (*T).AppendJSON fits); a nil slice is null,
+// as encoding/json writes it.
+func AppendSlice[T any](b []byte, items []T, each func(*T, []byte) []byte) []byte {
+	if items == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = each(&items[i], b)
+	}
+	return append(b, ']')
+}
+
 // Array joins already-encoded JSON values into one JSON array, byte for
 // byte, so callers that keep each element's exact encoding do not each
 // write the brackets and commas.

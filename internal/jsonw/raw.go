@@ -44,9 +44,13 @@ var rawPlain = func() (t [256]bool) {
 // strings written as \u003c, \u003e and \u0026, U+2028 and U+2029 as
 // \u2028 and \u2029, every other byte (escape sequences and invalid UTF-8
 // included) as it is. An invalid src is an error wrapping ErrInvalid, and
-// dst comes back as it was. It is one pass with no allocation beyond dst's
+// dst comes back as it was. A nil src is null and an empty one an error,
+// as for a json.RawMessage. It is one pass with no allocation beyond dst's
 // growth (and a nesting stack past 64 levels).
 func AppendRaw(dst, src []byte) ([]byte, error) {
+	if src == nil {
+		return append(dst, "null"...), nil
+	}
 	w := rawWriter{src: src, dst: dst}
 	w.stack = w.small[:0]
 	if err := w.run(); err != nil {

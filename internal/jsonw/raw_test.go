@@ -27,6 +27,17 @@ func TestAppendRawMatchesMarshal(t *testing.T) {
 	for _, in := range append(rawCases, deep, tooDeep) {
 		checkRaw(t, in)
 	}
+	// nil and empty: what json.Marshal makes of a nil and an empty
+	// json.RawMessage.
+	if got, err := AppendRaw([]byte("x"), nil); err != nil || string(got) != "xnull" {
+		t.Errorf("nil: %q, %v", got, err)
+	}
+	if _, err := json.Marshal(json.RawMessage{}); err == nil {
+		t.Fatal("json.Marshal accepts an empty RawMessage")
+	}
+	if got, err := AppendRaw([]byte("x"), []byte{}); err == nil || string(got) != "x" {
+		t.Errorf("empty: %q, %v", got, err)
+	}
 }
 
 func checkRaw(t *testing.T, in string) {

@@ -15,19 +15,7 @@ import (
 func (l *Ladder) AppendJSON(b []byte) []byte {
 	b = jsonw.AppendMarshalString(append(b, `{"kind":`...), l.Kind)
 	b = jsonw.AppendMarshalString(append(b, `,"read_tool":`...), l.ReadTool)
-	b = append(b, `,"records":`...)
-	if l.Records == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range l.Records {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = l.Records[i].AppendJSON(b)
-		}
-		b = append(b, ']')
-	}
+	b = jsonw.AppendSlice(append(b, `,"records":`...), l.Records, (*Entry).AppendJSON)
 	b = appendIntOmit(b, `,"more_records":`, l.MoreRecords)
 	b = appendIntOmit(b, `,"records_without_id":`, l.WithoutID)
 	b = appendStringsOmit(b, `,"notes":`, l.Notes)
@@ -50,45 +38,9 @@ func (e *Entry) AppendJSON(b []byte) []byte {
 	b = jsonw.AppendMarshalString(append(b, `,"stream":`...), e.Stream)
 	b = jsonw.AppendMarshalString(append(b, `,"record_id":`...), e.RecordID)
 	b = jsonw.AppendMarshalString(append(b, `,"handle_semantics":`...), e.HandleSemantics)
-	b = append(b, `,"field_windows":`...)
-	if e.FieldWindows == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range e.FieldWindows {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = e.FieldWindows[i].appendJSON(b)
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"json_fields":`...)
-	if e.JSONFields == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range e.JSONFields {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = e.JSONFields[i].appendJSON(b)
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"binary_fields":`...)
-	if e.BinaryFields == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range e.BinaryFields {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = e.BinaryFields[i].appendJSON(b)
-		}
-		b = append(b, ']')
-	}
+	b = jsonw.AppendSlice(append(b, `,"field_windows":`...), e.FieldWindows, (*TextField).appendJSON)
+	b = jsonw.AppendSlice(append(b, `,"json_fields":`...), e.JSONFields, (*JSONField).appendJSON)
+	b = jsonw.AppendSlice(append(b, `,"binary_fields":`...), e.BinaryFields, (*BinaryField).appendJSON)
 	b = appendIntOmit(b, `,"more_fields":`, e.MoreFields)
 	b = appendIntOmit(b, `,"shown_whole":`, e.ShownWhole)
 	b = appendStringsOmit(b, `,"notes":`, e.Notes)

@@ -47,11 +47,8 @@ func success(text string, sc *readResult) *mcp.CallToolResult {
 // then keeps r, and the server's encoding check says what is wrong.
 func (r *readResult) encode() (jsonw.Encoded, bool) {
 	b := make([]byte, 0, len(r.Data)+len(r.ContentLadder)+len(r.Legend)+len(r.Omitted)+len(r.ProviderURL)+len(r.RequestID)+128)
-	b = append(b, `{"data":`...)
-	var err error
-	if r.Data == nil {
-		b = append(b, "null"...)
-	} else if b, err = jsonw.AppendRaw(b, r.Data); err != nil {
+	b, err := jsonw.AppendRaw(append(b, `{"data":`...), r.Data)
+	if err != nil {
 		return nil, false
 	}
 	if len(r.ContentLadder) > 0 {

@@ -10,8 +10,7 @@ import (
 // reports false when a part cannot be encoded; the result then keeps s and
 // the server's encoding check says why.
 func (s *searchStructured) encode() (jsonw.Encoded, bool) {
-	ladder := s.ContentLadder.AppendJSON(nil)
-	n := len(s.Data) + len(ladder) + len(s.ProviderURL) + len(s.RequestID) + 96
+	n := len(s.Data) + len(s.ProviderURL) + len(s.RequestID) + 96 + len(s.ContentLadder.Records)*512
 	for i := range s.Results {
 		r := &s.Results[i]
 		n += len(r.ID) + len(r.Title) + len(r.URL) + len(r.ConnectionID) + len(r.ConnectorKey) +
@@ -19,26 +18,11 @@ func (s *searchStructured) encode() (jsonw.Encoded, bool) {
 	}
 	b := make([]byte, 0, n+n/16)
 	var err error
-	b = append(b, `{"data":`...)
-	if s.Data == nil {
-		b = append(b, "null"...)
-	} else if b, err = jsonw.AppendRaw(b, s.Data); err != nil {
+	if b, err = jsonw.AppendRaw(append(b, `{"data":`...), s.Data); err != nil {
 		return nil, false
 	}
-	b = append(b, `,"results":`...)
-	if s.Results == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range s.Results {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = s.Results[i].appendJSON(b)
-		}
-		b = append(b, ']')
-	}
-	b = append(append(b, `,"content_ladder":`...), ladder...)
+	b = jsonw.AppendSlice(append(b, `,"results":`...), s.Results, (*searchResult).appendJSON)
+	b = s.ContentLadder.AppendJSON(append(b, `,"content_ladder":`...))
 	b = jsonw.AppendMarshalString(append(b, `,"provider_url":`...), s.ProviderURL)
 	if s.RequestID != "" {
 		b = jsonw.AppendMarshalString(append(b, `,"request_id":`...), s.RequestID)
