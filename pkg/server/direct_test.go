@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -18,12 +17,7 @@ import (
 // the SDK's path and once on Direct's, sees the same method and tool, and
 // what it changes reaches the answer on both.
 func TestDirectRunsReceivingMiddleware(t *testing.T) {
-	d := pdpptest.New(t, pdpptest.Options{})
-	c, err := rs.New(rs.Options{BaseURL: d.URL(), Token: func() string { return d.Token(pdpptest.TokenClient) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c, d := newTestRS(t, rs.Options{})
 	var runs atomic.Int32
 	var seen atomic.Value
 	mark := func(next mcp.MethodHandler) mcp.MethodHandler {

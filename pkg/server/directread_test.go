@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -31,12 +30,7 @@ func readRequest(rev, uri string) *mcp.ReadResourceRequest {
 // reaches the answer, and a result the middleware replaced is not marked
 // complete (the SDK marks only the result its own read made).
 func TestDirectReadRunsReceivingMiddleware(t *testing.T) {
-	d := pdpptest.New(t, pdpptest.Options{})
-	c, err := rs.New(rs.Options{BaseURL: d.URL(), Token: func() string { return d.Token(pdpptest.TokenClient) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c, d := newTestRS(t, rs.Options{})
 	for _, replace := range []bool{false, true} {
 		for _, rev := range []string{"2025-11-25", "2026-07-28"} {
 			var runs atomic.Int32

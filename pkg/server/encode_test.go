@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -150,12 +149,7 @@ func TestStdioDirectMatchesSDK(t *testing.T) {
 		{"extra key", `{"name":"schema","arguments":{},"x":1}`, false},
 	}
 	run := func(direct bool) ([]string, uint64) {
-		d := pdpptest.New(t, pdpptest.Options{})
-		c, err := rs.New(rs.Options{BaseURL: d.URL(), Token: func() string { return d.Token(pdpptest.TokenClient) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.CloseIdleConnections)
+		c, d := newTestRS(t, rs.Options{})
 		srv, dir := NewWithDirect(Options{RS: c, ProviderURL: d.URL(), Name: "pdpp-test", Version: "1.2.3"})
 		var o StdioOptions
 		if direct {
@@ -215,12 +209,7 @@ var heldCall atomic.Bool
 // records twice more). A new content shape a tool starts sending fails here
 // until appendToolResult writes it.
 func TestToolAnswersEncodedByHand(t *testing.T) {
-	d := pdpptest.New(t, pdpptest.Options{})
-	c, err := rs.New(rs.Options{BaseURL: d.URL(), Token: func() string { return d.Token(pdpptest.TokenClient) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c, d := newTestRS(t, rs.Options{})
 	_, dir := NewWithDirect(Options{RS: c, ProviderURL: d.URL()})
 	for _, rev := range []string{"2025-03-26", "2025-11-25", "2026-07-28"} {
 		for _, tc := range []struct{ name, args string }{

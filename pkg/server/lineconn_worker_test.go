@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -86,13 +85,8 @@ func TestAnswerLineOneAllocation(t *testing.T) {
 // against the budget until the transport says its answer is written, and
 // are free right after, without waiting on the request's context.
 func TestAnswerHoldKeepsBytesCounted(t *testing.T) {
-	d := pdpptest.New(t, pdpptest.Options{})
 	budget := rs.NewBudget(1<<20, time.Second)
-	c, err := rs.New(rs.Options{BaseURL: d.URL(), Budget: budget, Token: func() string { return d.Token(pdpptest.TokenClient) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c, d := newTestRS(t, rs.Options{Budget: budget})
 	_, dir := NewWithDirect(Options{RS: c, ProviderURL: d.URL()})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

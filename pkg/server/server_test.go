@@ -54,15 +54,25 @@ func newTestServer(t testing.TB) (*mcp.Server, *pdpptest.Server) {
 	return s, srv
 }
 
-// newTestServerDirect is newTestServer with the server's Direct.
-func newTestServerDirect(t testing.TB) (*mcp.Server, *Direct, *pdpptest.Server) {
+// newTestRS starts the double and returns a client of it holding the
+// client token; o adds to the client's options (a budget, say).
+func newTestRS(t testing.TB, o rs.Options) (*rs.Client, *pdpptest.Server) {
 	t.Helper()
-	srv := pdpptest.New(t, pdpptest.Options{})
-	client, err := rs.New(rs.Options{BaseURL: srv.URL(), Token: func() string { return srv.Token(pdpptest.TokenClient) }})
+	d := pdpptest.New(t, pdpptest.Options{})
+	o.BaseURL = d.URL()
+	o.Token = func() string { return d.Token(pdpptest.TokenClient) }
+	c, err := rs.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(client.CloseIdleConnections)
+	t.Cleanup(c.CloseIdleConnections)
+	return c, d
+}
+
+// newTestServerDirect is newTestServer with the server's Direct.
+func newTestServerDirect(t testing.TB) (*mcp.Server, *Direct, *pdpptest.Server) {
+	t.Helper()
+	client, srv := newTestRS(t, rs.Options{})
 	s, d := NewWithDirect(Options{RS: client, ProviderURL: srv.URL(), Name: "pdpp-test", Version: "1.2.3"})
 	return s, d, srv
 }

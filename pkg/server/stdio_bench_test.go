@@ -10,7 +10,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -22,12 +21,7 @@ import (
 //
 //	go test -run '^$' -bench StdioToolCall -benchmem ./pkg/server
 func BenchmarkStdioToolCall(b *testing.B) {
-	d := pdpptest.New(b, pdpptest.Options{})
-	c, err := rs.New(rs.Options{BaseURL: d.URL(), Token: func() string { return d.Token(pdpptest.TokenClient) }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(c.CloseIdleConnections)
+	c, d := newTestRS(b, rs.Options{})
 	s, direct := NewWithDirect(Options{RS: c, ProviderURL: d.URL()})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
