@@ -151,10 +151,8 @@ func guard(ctx context.Context, log *slog.Logger, method string, encode bool, ne
 	case jsonw.Encoded:
 		// Written by the tool through jsonw, which checks what it copies:
 		// already what json.Marshal would make of it.
-		tr.StructuredContent = json.RawMessage(sc)
-		if len(sc) == 0 {
-			tr.StructuredContent = json.RawMessage("null") // as its MarshalJSON says
-		}
+		b, _ := sc.MarshalJSON()
+		tr.StructuredContent = json.RawMessage(b)
 	default:
 		b, mErr := json.Marshal(sc)
 		if mErr != nil {

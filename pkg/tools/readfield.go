@@ -477,16 +477,3 @@ func idError(param string, err error) error {
 
 // compactJSON marshals v without HTML escaping, for arguments shown in text.
 func compactJSON(v any) string { return jsonw.Compact(v) }
-
-// documentResult is the answer of a tool whose text is its structured
-// document as compact JSON: the document is encoded once, and the
-// structured copy derived from the text (jsonw.Twice). A document that
-// cannot be encoded stays as it is, for the server's encoding check to
-// report.
-func documentResult(doc any, extra []mcp.Content) *mcp.CallToolResult {
-	text, enc, err := jsonw.Twice(doc)
-	if err != nil {
-		return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: "null"}}, extra...), StructuredContent: doc}
-	}
-	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, extra...), StructuredContent: enc}
-}

@@ -41,6 +41,19 @@ func success(text string, sc *readResult) *mcp.CallToolResult {
 	return res
 }
 
+// documentResult is the answer of a tool whose text is its structured
+// document as compact JSON: the document is encoded once, and the
+// structured copy derived from the text (jsonw.Twice). A document that
+// cannot be encoded stays as it is, for the server's encoding check to
+// report.
+func documentResult(doc any, extra []mcp.Content) *mcp.CallToolResult {
+	text, enc, err := jsonw.Twice(doc)
+	if err != nil {
+		return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: "null"}}, extra...), StructuredContent: doc}
+	}
+	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, extra...), StructuredContent: enc}
+}
+
 // encode writes r as json.Marshal would, copying the RS's bytes through one
 // checking pass instead of encoding/json's, which would scan the page of
 // records twice. It reports false for bytes that are not JSON; the result
