@@ -221,6 +221,7 @@ func TestToolAnswersEncodedByHand(t *testing.T) {
 			{"aggregate", `{"stream":"messages","metric":"count","group_by":"has_attachments"}`},
 			{"read_record_field", `{"id":"cin_gmail_personal/message_bodies:p_msg_002_body","field_path":"body_text"}`},
 			{"query_records", `{"stream":"no_such"}`},
+			{"fetch", `{"id":"pdpp://blob/cin_gmail_personal/blob_sha256_c514bff25a8680e2bda41ec474006756282def0bcc3690db3cf55dad1c4837e6"}`},
 		} {
 			h := http.Header{}
 			h.Set("MCP-Protocol-Version", rev)
@@ -236,6 +237,9 @@ func TestToolAnswersEncodedByHand(t *testing.T) {
 				}
 				t.Errorf("%s %s %s: encoded by the SDK (content %v, structuredContent %T)", rev, tc.name, tc.args, kinds, res.StructuredContent)
 				continue
+			}
+			if tc.name == "fetch" && res.IsError {
+				t.Errorf("%s %s: %s", rev, tc.args, wire)
 			}
 			if want, _ := jsonw.MarshalNoEscape(res); string(wire) != string(want) {
 				t.Errorf("%s %s: wire form differs from the SDK's:\n got %.300s\nwant %.300s", rev, tc.name, wire, want)
