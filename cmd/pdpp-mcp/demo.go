@@ -166,7 +166,7 @@ func demoHosted(cfg config, d *pdpptest.Server, o *hosted.ServeOptions, cursorKe
 	o.Handler.ProviderURL = d.URL()
 	o.Handler.AuthorizationServers = nil
 	o.Handler.AuthorizationServerAtOrigin = true
-	o.Mount = d.MountAuthorizationServer
+	o.Mount = func(mux *http.ServeMux) { d.MountAuthorizationServer(mux, hosted.RequestOrigin) }
 	o.Introspection = &hosted.Introspector{URL: d.IntrospectionURL(),
 		ClientID: pdpptest.IntrospectionClientID, ClientSecret: pdpptest.IntrospectionClientSecret}
 	o.Handler.Packages, err = hosted.FanoutResolver(hosted.FanoutOptions{ProviderURL: d.URL(), HTTPClient: o.Handler.HTTPClient,

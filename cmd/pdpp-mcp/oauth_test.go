@@ -75,9 +75,10 @@ func TestHTTPDemoOAuth(t *testing.T) {
 		Token         string   `json:"token_endpoint"`
 		Registration  string   `json:"registration_endpoint"`
 		Methods       []string `json:"code_challenge_methods_supported"`
+		Iss           bool     `json:"authorization_response_iss_parameter_supported"`
 	}
 	getJSON(t, hc, base+"/.well-known/oauth-authorization-server", &asm)
-	if asm.Issuer != base || asm.Registration == "" || strings.Join(asm.Methods, ",") != "S256" {
+	if asm.Issuer != base || asm.Registration == "" || strings.Join(asm.Methods, ",") != "S256" || !asm.Iss {
 		t.Fatalf("authorization server metadata: %+v", asm)
 	}
 	authURL, tokenURL, regURL := asm.Authorization, asm.Token, asm.Registration
@@ -118,7 +119,8 @@ func TestHTTPDemoOAuth(t *testing.T) {
 			}
 			resp.Body.Close()
 			loc, _ := url.Parse(resp.Header.Get("Location"))
-			if resp.StatusCode != http.StatusFound || loc == nil || loc.Query().Get("code") == "" || loc.Query().Get("state") != "st-"+tt.name[:3] {
+			if resp.StatusCode != http.StatusFound || loc == nil || loc.Query().Get("code") == "" || loc.Query().Get("state") != "st-"+tt.name[:3] ||
+				loc.Query().Get("iss") != base {
 				t.Fatalf("consent answer: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
 			}
 			tok, err := cfg.Exchange(octx, loc.Query().Get("code"), oauth2.VerifierOption(verifier), resource)
@@ -141,6 +143,40 @@ func TestHTTPDemoOAuth(t *testing.T) {
 				t.Error("the replaced refresh token still works")
 			} else if re := (*oauth2.RetrieveError)(nil); !errors.As(err, &re) || re.ErrorCode != "invalid_grant" {
 				t.Errorf("replaced refresh token: %v; want invalid_grant", err)
+			}
+		})
+	}
+	// A page on another site, or one that rebinds its name to this
+	// machine, gets nothing from the authorization server's routes.
+	for _, tt := range []struct {
+		name, method, path, body string
+		header                   map[string]string
+		status                   int
+	}{
+		{"metadata, foreign Host", "GET", "/.well-known/oauth-authorization-server", "", map[string]string{"Host": "evil.example"}, 421},
+		{"registration, foreign Host", "POST", "/oauth/register", `{"redirect_uris":["` + redirect + `"]}`, map[string]string{"Host": "evil.example"}, 421},
+		{"registration, foreign Origin", "POST", "/oauth/register", `{"redirect_uris":["` + redirect + `"]}`, map[string]string{"Origin": "https://evil.example"}, 403},
+		{"consent page, foreign Host", "GET", strings.TrimPrefix(cfg.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), base), "", map[string]string{"Host": "evil.example"}, 421},
+		{"consent answer, foreign Origin", "POST", "/oauth/authorize", "decision=approve", map[string]string{"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"}, 403},
+		{"token, foreign Origin", "POST", "/oauth/token", "grant_type=refresh_token", map[string]string{"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"}, 403},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, base+tt.path, strings.NewReader(tt.body))
+			for k, v := range tt.header {
+				if k == "Host" {
+					req.Host = v
+				} else {
+					req.Header.Set(k, v)
+				}
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || strings.Contains(string(b), "http://evil.example/") {
+				t.Errorf("%d %.200s; want %d", resp.StatusCode, b, tt.status)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -212,20 +213,8 @@ type config struct {
 	// hold, when set, runs before each data-bearing call (see
 	// server.StdioOptions.Hold).
 	hold func(context.Context) error
-	// refused, when set, says why every request must be refused (see
-	// server.StdioOptions.Refused).
-	refused func() error
 	// startup learns when stdin is handed to the MCP session.
 	startup *startup
-}
-
-// refusalLinger is how long a refusal found while serving keeps answering
-// before serving stops.
-func (cfg config) refusalLinger() time.Duration {
-	if cfg.startup != nil && cfg.startup.linger > 0 {
-		return cfg.startup.linger
-	}
-	return server.DefaultRefuseLinger
 }
 
 func action(c *cli.Context, st *startup, stdin io.Reader, stdout, stderr io.Writer) (err error) {
@@ -335,12 +324,23 @@ func serveProviders(ctx context.Context, cfg config, urls []string, cacheRoot st
 			MaxBodyBytes: cfg.maxBytes,
 			Logger:       cfg.log,
 			ProbeBudget:  min(cfg.timeout, probeBudget),
+			DeferProbe:   true,
 		})
 		switch {
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
 			return err
+		}
+		// An owner token stops the start; a grant the RS refuses is one
+		// unusable source among several, reported to the model, and its
+		// guard re-reads the cache on every call.
+		if err := conn.CheckKind(ctx); errors.As(err, new(*credential.Error)) {
+			if err.(*credential.Error).Code == credential.CodeOwnerRefused {
+				return err
+			}
+			cfg.log.Warn("the resource server refused a cached credential; that provider's grant is reported to the model until a new one is cached",
+				"provider_url", conn.ProviderURL, "error", cmdexit.OneLine(err.Error()))
 		}
 		if seen[conn.ProviderURL] {
 			return usageErrorf("--provider-url %s is given twice", conn.ProviderURL)
@@ -373,12 +373,15 @@ func serveProviders(ctx context.Context, cfg config, urls []string, cacheRoot st
 // serveProvider serves the grant cached for providerURL once
 // credential.Connect has applied the start-up rules: provider URL (64),
 // owner environment (77), cached credential (78, or 77 for owner metadata).
-// The resource server's own word on the token kind (77 for an owner token,
-// 78 for a refused one) is asked while serving starts, so initialize and
-// tools/list do not wait a round trip for it; data-bearing calls do. When
-// it refuses, every request from then on is answered with the reason, and
-// serving stops once the client closes stdin or the refusal's linger bound
-// has passed.
+// The resource server's own word on the token kind is asked while serving
+// starts, so initialize and tools/list do not wait a round trip for it;
+// data-bearing calls do. When it refuses the token (a revoked or expired
+// grant) or reports an owner token, serving goes on as after a refusal in
+// the middle of a session: every tool call is answered with the reason and
+// what to do (`pdpp connect <url>`), the guard re-reads the cache on each
+// call, and the process stops only when the client closes stdin. It then
+// exits 78 (77 for an owner token) unless a later call was served with a
+// replacement credential.
 func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot string) error {
 	conn, err := credential.Connect(ctx, credential.ConnectOptions{
 		ProviderURL:  providerURL,
@@ -398,53 +401,57 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 		return err
 	}
 
-	serveCtx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
 	checked := make(chan struct{})
 	var refused error // an *credential.Error, set before checked closes
-	linger := cfg.refusalLinger()
 	go func() {
 		defer close(checked)
-		if err := conn.CheckKind(serveCtx); errors.As(err, new(*credential.Error)) {
+		if err := conn.CheckKind(ctx); errors.As(err, new(*credential.Error)) {
+			// Each tool call says why; the exit line says it once more.
 			refused = err
-			// The client hears why before the process exits; the exit
-			// status says it too.
-			time.AfterFunc(linger, func() { stop(err) })
 			return
 		}
-		if serveCtx.Err() == nil {
+		if ctx.Err() == nil {
 			fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, conn.ProviderURL, conn.Credential.File)
 		}
 	}()
+	// Data waits for the check, so the guard does not ask the same
+	// question twice at once; the guard then answers for a refused token.
 	cfg.hold = func(ctx context.Context) error {
 		select {
 		case <-checked:
+			return nil
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-		return refused
 	}
-	cfg.refused = func() error {
-		select {
-		case <-checked:
-			if refused != nil {
-				return fmt.Errorf("%s cannot serve: %w", cmdName, refused)
-			}
-		default:
-		}
-		return nil
-	}
-	err = serve(serveCtx, cfg, conn.RS, conn.ProviderURL)
+	reads := &servedRS{RS: conn.RS}
+	err = serve(ctx, cfg, reads, conn.ProviderURL)
 	// stdin may close before the check ends: its verdict still decides the
 	// exit status. A signal ends the check too.
 	<-checked
 	switch {
-	case refused != nil:
+	case refused != nil && !reads.served.Load():
 		return refused
 	case ctx.Err() != nil:
 		return nil
 	}
 	return err
+}
+
+// servedRS notes whether any read was served, so that a credential the RS
+// refused at start and the person has since replaced (the guard re-reads
+// the cache) does not end the process with the refusal's status.
+type servedRS struct {
+	tools.RS
+	served atomic.Bool
+}
+
+func (s *servedRS) Get(ctx context.Context, path string, q rs.Query) (*rs.Response, error) {
+	resp, err := s.RS.Get(ctx, path, q)
+	if err == nil {
+		s.served.Store(true)
+	}
+	return resp, err
 }
 
 // serve runs the MCP server over the injected stdin/stdout until the client
@@ -464,7 +471,6 @@ func serve(ctx context.Context, cfg config, client tools.RS, providerURL string)
 	return server.RunStdio(ctx, srv, cfg.stdin, cfg.stdout, server.StdioOptions{
 		DrainTimeout: cfg.timeout,
 		Hold:         cfg.hold,
-		Refused:      cfg.refused,
 		Logger:       cfg.log,
 		Direct:       direct,
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 )
 
 // TestRunRefusesSpecialFiles: a FIFO at the credential path is refused
@@ -140,11 +141,12 @@ func TestStartupDoesNotWaitForTheProbe(t *testing.T) {
 	}
 }
 
-// TestStartupOwnerVerdictExits77: the session is already serving when the
-// probe says owner; the call waiting for the verdict and every later request
-// are answered with the reason, the process exits 77 with stdin still open,
-// and no data request reaches the resource server.
-func TestStartupOwnerVerdictExits77(t *testing.T) {
+// TestStartupOwnerVerdictKeepsServing: the session is already serving when
+// the probe says owner; the call waiting for the verdict and every later
+// one are answered with the reason as tool results, tools/list is still
+// answered, no data request reaches the resource server, and the process
+// exits 77 only once the client closes stdin.
+func TestStartupOwnerVerdictKeepsServing(t *testing.T) {
 	isolate(t, nil)
 	h := &slowProbeRS{kind: "owner", probing: make(chan struct{}), release: make(chan struct{})}
 	srv := httptest.NewServer(h)
@@ -159,14 +161,26 @@ func TestStartupOwnerVerdictExits77(t *testing.T) {
 	}
 	go io.WriteString(in, callLine)
 	close(h.release)
-	refusal := `"error":{"code":-32050,"message":"pdpp-mcp cannot serve: Refusing the cached PDPP credential for ` + srv.URL + `: the resource server reports it is an owner token`
-	if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":2,`+refusal) || !strings.Contains(line, "pdpp connect") {
-		t.Fatalf("held tool call: %q %v", line, err)
+	refusal := `"code":"owner_token_refused","message":"Refusing the cached PDPP credential for ` + srv.URL + `: the resource server reports it is an owner token`
+	for _, id := range []string{"2", "3"} {
+		if id == "3" {
+			go io.WriteString(in, strings.Replace(callLine, `"id":2`, `"id":3`, 1))
+		}
+		if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":`+id+`,"result"`) || !strings.Contains(line, refusal) ||
+			!strings.Contains(line, "`pdpp connect "+srv.URL+"`") || !strings.Contains(line, `"isError":true`) {
+			t.Fatalf("tool call %s: %q %v", id, line, err)
+		}
 	}
 	go io.WriteString(in, `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`+"\n")
-	if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":8,`+refusal) {
-		t.Fatalf("tools/list after the verdict: %q %v", line, err)
+	if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":8,"result":{"tools"`) {
+		t.Fatalf("tools/list after the verdict: %.200q %v", line, err)
 	}
+	select {
+	case code := <-done:
+		t.Fatalf("exited %d with stdin open (stderr: %s)", code, stderr)
+	default:
+	}
+	in.Close()
 	go io.Copy(io.Discard, out)
 	if code := <-done; code != 77 {
 		t.Errorf("exit %d, want 77 (stderr: %s)", code, stderr)
@@ -178,6 +192,88 @@ func TestStartupOwnerVerdictExits77(t *testing.T) {
 		if p != "/v1/schema" {
 			t.Errorf("data request %s with an owner token", p)
 		}
+	}
+}
+
+// TestStartupRefusedGrantKeepsServing: a grant the RS refuses right after
+// start (revoked) is handled as a refusal in the middle of a session:
+// initialize is answered, then every tool call, however late, gets the
+// reason and `pdpp connect <url>` as its result; nothing ends the process
+// but the client closing stdin (the refusal's old linger bound is set to a
+// millisecond here, and ignored), and it then exits 78. A credential cached
+// meanwhile is picked up by the next call, and the exit is then 0.
+func TestStartupRefusedGrantKeepsServing(t *testing.T) {
+	for _, reconnect := range []bool{false, true} {
+		t.Run(map[bool]string{false: "still revoked", true: "connected again"}[reconnect], func(t *testing.T) {
+			isolate(t, nil)
+			d := pdpptest.New(t, pdpptest.Options{})
+			root := t.TempDir()
+			writeCache(t, root, d.URL(), tokenMember(d.Token(pdpptest.TokenRevoked)))
+			inR, in := io.Pipe()
+			outR, outW := io.Pipe()
+			stderr := &testlog.Buffer{}
+			args := []string{cmdName, "--provider-url", d.URL(), "--cache-root", root, "--log-level", "error"}
+			st := &startup{stdin: inR, stdout: outW, args: args, linger: time.Millisecond}
+			done := make(chan int, 1)
+			go func() {
+				done <- runWith(context.Background(), st, args, inR, outW, stderr)
+				outW.Close()
+			}()
+			defer in.Close()
+			out := bufio.NewReader(outR)
+			go io.WriteString(in, initLine)
+			if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":1,"result"`) {
+				t.Fatalf("initialize: %q %v", line, err)
+			}
+			guidance := "`pdpp connect " + d.URL() + "`"
+			for id := 2; id <= 4; id++ {
+				go io.WriteString(in, strings.Replace(callLine, `"id":2`, `"id":`+strconv.Itoa(id), 1))
+				line, err := out.ReadString('\n')
+				if err != nil || !strings.Contains(line, `"id":`+strconv.Itoa(id)+`,"result"`) || !strings.Contains(line, `"code":"grant_revoked"`) ||
+					!strings.Contains(line, guidance) || !strings.Contains(line, `"isError":true`) {
+					t.Fatalf("tool call %d: %q %v (stderr: %s)", id, line, err, stderr)
+				}
+				// Another round trip between calls: the process must still
+				// be there, answering.
+				go io.WriteString(in, `{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n")
+				if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":"p","result"`) {
+					t.Fatalf("ping after call %d: %q %v", id, line, err)
+				}
+			}
+			want := 78
+			if reconnect {
+				// As in a session: the call that meets the refusal loads the
+				// new credential and says to call again; the next is served.
+				writeCache(t, root, d.URL(), tokenMember(d.Token(pdpptest.TokenClient)))
+				go io.WriteString(in, strings.Replace(callLine, `"id":2`, `"id":9`, 1))
+				if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, "loaded a new credential") {
+					t.Fatalf("tool call after pdpp connect: %.300q %v", line, err)
+				}
+				go io.WriteString(in, strings.Replace(callLine, `"id":2`, `"id":10`, 1))
+				if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":10,"result"`) || strings.Contains(line, `"isError":true`) {
+					t.Fatalf("the call after that: %.300q %v", line, err)
+				}
+				want = 0
+			}
+			select {
+			case code := <-done:
+				t.Fatalf("exited %d with stdin open (stderr: %s)", code, stderr)
+			default:
+			}
+			in.Close()
+			go io.Copy(io.Discard, out)
+			select {
+			case code := <-done:
+				if code != want {
+					t.Errorf("exit %d, want %d (stderr: %s)", code, want, stderr)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("did not exit after stdin closed")
+			}
+			if want == 78 && !strings.Contains(stderr.String(), "grant_revoked") {
+				t.Errorf("stderr: %s", stderr)
+			}
+		})
 	}
 }
 

@@ -263,14 +263,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveMCP(rec, r, st)
 	case PathMetadata:
 		h.serveMetadata(rec, r, st)
-	case PathIcon:
-		serveIcon(rec, r)
-	case PathHealth:
-		writePlain(rec, http.StatusOK, "ok\n")
-	case PathReady:
-		h.serveReady(rec, r)
 	default:
-		writeError(rec, http.StatusNotFound, st.id, apiError{Code: "not_found", Message: "Route " + r.Method + " " + r.URL.Path + " not found"})
+		// Every route answers under the Host and Origin rules of /mcp.
+		if _, ok := h.admitRoute(rec, r, st.id, true); !ok {
+			st.reason = "host_or_origin"
+			break
+		}
+		switch r.URL.Path {
+		case PathIcon:
+			serveIcon(rec, r)
+		case PathHealth:
+			writePlain(rec, http.StatusOK, "ok\n")
+		case PathReady:
+			h.serveReady(rec, r)
+		default:
+			writeError(rec, http.StatusNotFound, st.id, apiError{Code: "not_found", Message: "Route " + r.Method + " " + r.URL.Path + " not found"})
+		}
 	}
 	d := time.Since(start)
 	if h.o.Metrics != nil {

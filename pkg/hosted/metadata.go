@@ -269,9 +269,9 @@ func (h *Handler) serveMetadata(w *recorder, r *http.Request, st *reqState) {
 		writeError(w, http.StatusMethodNotAllowed, st.id, apiError{Code: "method_not_allowed", Message: "Use GET"})
 		return
 	}
-	base, _, herr := h.resolveOrigin(r)
-	if herr != nil {
-		writeError(w, http.StatusMisdirectedRequest, st.id, *herr)
+	base, ok := h.admitRoute(w, r, st.id, false)
+	if !ok {
+		st.reason = "host_or_origin"
 		return
 	}
 	md, err := h.metadataFor(r.Context(), base)

@@ -1,10 +1,12 @@
 package hosted
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/loopback"
@@ -145,4 +147,69 @@ func (h *Handler) originAllowed(r *http.Request, base string) bool {
 	ou, err := url.Parse(o)
 	bu, err2 := url.Parse(base)
 	return err == nil && err2 == nil && loopback.Host(bu.Hostname()) && loopback.Host(ou.Hostname())
+}
+
+// admitRoute applies the Host and Origin rules of /mcp to a route the SDK
+// does not serve (metadata, icon, health, the routes of
+// ServeOptions.Mount), so that a page on another site, or one that
+// rebinds its own name to this machine, gets no more from them than from
+// /mcp: the Host must give a usable public origin (resolveOrigin); on a
+// loopback listener it must be a loopback one unless it is the configured
+// public host or a trusted proxy sent the request (the SDK's DNS-rebinding
+// rule); and a browser Origin must be allowed. A request without a Host
+// (an HTTP/1.0 health probe; browsers always send one) passes when
+// hostless is set, for the routes that derive nothing from the Host.
+// It answers a refused request itself and returns the public origin.
+func (h *Handler) admitRoute(w http.ResponseWriter, r *http.Request, id string, hostless bool) (string, bool) {
+	if hostless && r.Host == "" {
+		return "", true
+	}
+	base, open, herr := h.resolveOrigin(r)
+	if herr != nil {
+		writeError(w, http.StatusMisdirectedRequest, id, *herr)
+		return "", false
+	}
+	if !open {
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host) {
+			writeError(w, http.StatusForbidden, id, apiError{Code: "forbidden_host",
+				Message: "Host " + strconv.Quote(boundText(r.Host, 100)) + " is not served on this loopback address"})
+			return "", false
+		}
+	}
+	if !h.originAllowed(r, base) {
+		writeError(w, http.StatusForbidden, id, apiError{Code: "forbidden_origin",
+			Message: "Origin " + strconv.Quote(boundText(r.Header.Get("Origin"), 100)) + " is not allowed to call this server"})
+		return "", false
+	}
+	return base, true
+}
+
+// mountedOrigin is the context key under which a mounted route finds the
+// public origin the gateway resolved for its request.
+type mountedOrigin struct{}
+
+// RequestOrigin is the public origin (scheme://host[:port]) the gateway
+// resolved for r, a request it passed to a route of ServeOptions.Mount;
+// "" for any other request. An authorization server mounted beside /mcp
+// names itself by it, so its issuer is the origin the protected-resource
+// metadata advertises.
+func RequestOrigin(r *http.Request) string {
+	o, _ := r.Context().Value(mountedOrigin{}).(string)
+	return o
+}
+
+// withMounted serves the routes of mounted beside h: a request for one of
+// them passes admitRoute first, every other request goes to h.
+func (h *Handler) withMounted(mounted *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mounted.Handler(r); pattern == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		base, ok := h.admitRoute(w, r, requestID(r), false)
+		if !ok {
+			return
+		}
+		mounted.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), mountedOrigin{}, base)))
+	})
 }

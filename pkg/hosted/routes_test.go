@@ -138,7 +138,7 @@ func TestPublicRoutes(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, PathReady, nil))
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+PathReady, nil))
 		if rec.Code != http.StatusServiceUnavailable {
 			t.Errorf("RS down: status %d", rec.Code)
 		}

@@ -47,8 +47,10 @@ type ServeOptions struct {
 	// 0 means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// Mount, when set, adds routes served on the same listener beside the
-	// handler's (an embedding's own authorization server, say). It must not
-	// register the handler's paths.
+	// handler's (an embedding's own authorization server, say), under the
+	// same Host and Origin rules as /mcp; RequestOrigin gives them the
+	// public origin of a request. It must not register the handler's
+	// paths.
 	Mount func(mux *http.ServeMux)
 	// Started, when set, is called once the listeners are bound.
 	Started func(Listening)
@@ -95,10 +97,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 
 	var root http.Handler = h
 	if o.Mount != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/", h)
-		o.Mount(mux)
-		root = mux
+		mounted := http.NewServeMux()
+		o.Mount(mounted)
+		root = h.withMounted(mounted)
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {

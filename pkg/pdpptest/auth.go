@@ -52,6 +52,9 @@ type introspection struct {
 	// the authorization server recorded it; empty for the tokens issued at
 	// start and by the Issue methods.
 	audience string
+	// expChecked says exp was decided by the authorization server's own
+	// clock, which is not the dataset's (the demo's is frozen).
+	expChecked bool
 }
 
 // tokenTable maps opaque bearer strings to introspection results.
@@ -62,6 +65,9 @@ type tokenTable struct {
 	// seed, when set, derives the tokens issued at start (see
 	// Options.TokenSeed).
 	seed []byte
+	// fallback answers for tokens not in the table: the authorization
+	// server's, which carry their own content.
+	fallback func(tok string) (introspection, bool)
 }
 
 func newTokenTable(seed string) *tokenTable {
@@ -103,12 +109,16 @@ func (t *tokenTable) addAs(tok string, in *introspection) string {
 
 func (t *tokenTable) lookup(tok string) (introspection, bool) {
 	t.mu.RLock()
-	defer t.mu.RUnlock()
 	in, ok := t.byTok[tok]
-	if !ok {
-		return introspection{}, false
+	var cp introspection
+	if ok {
+		cp = *in
 	}
-	return *in, true
+	t.mu.RUnlock()
+	if !ok && t.fallback != nil {
+		return t.fallback(tok)
+	}
+	return cp, ok
 }
 
 func (t *tokenTable) revoke(tok string) {
@@ -191,7 +201,8 @@ func (s *Server) authenticate(r *http.Request) (*principal, *apiError) {
 		return nil, unauthorized(r, "authentication_error", "Missing Bearer token")
 	}
 	in, found := s.tokens.lookup(tok)
-	if !found || in.inactiveReason == "token_revoked" || (!in.exp.IsZero() && !s.now().Before(in.exp)) {
+	if !found || in.inactiveReason == "token_revoked" || in.inactiveReason == "token_expired" ||
+		(!in.expChecked && !in.exp.IsZero() && !s.now().Before(in.exp)) {
 		return nil, failedClosed(r, "context.active_false")
 	}
 	if in.grant != nil && in.inactiveReason == "" {
@@ -242,7 +253,13 @@ func (s *Server) IssueClientToken(grantName string) string {
 }
 
 // RevokeToken deactivates a token: later requests with it get 401.
-func (s *Server) RevokeToken(token string) { s.tokens.revoke(token) }
+// An access token of the authorization server revokes its whole approval.
+func (s *Server) RevokeToken(token string) {
+	if s.as != nil && s.as.revoke(token) {
+		return
+	}
+	s.tokens.revoke(token)
+}
 
 // clientBan rejects what client (grant) tokens may never send on record,
 // aggregate and search reads: filters, expansion and expansion limits. The

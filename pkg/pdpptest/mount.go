@@ -50,7 +50,7 @@ func (s *Server) handleIntrospect(c *call) error {
 		return nil
 	}
 	reason := in.inactiveReason
-	if reason == "" && !in.exp.IsZero() && !s.now().Before(in.exp) {
+	if reason == "" && !in.expChecked && !in.exp.IsZero() && !s.now().Before(in.exp) {
 		reason = "token_expired"
 	}
 	if reason == "" && in.grant != nil {

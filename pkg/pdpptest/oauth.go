@@ -2,14 +2,16 @@ package pdpptest
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,11 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-oauth2/oauth2/v4"
-	oautherrors "github.com/go-oauth2/oauth2/v4/errors"
-	"github.com/go-oauth2/oauth2/v4/manage"
-	"github.com/go-oauth2/oauth2/v4/models"
-	"github.com/go-oauth2/oauth2/v4/server"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/loopback"
 )
 
@@ -29,16 +26,17 @@ import (
 // token for the double's data without a person pasting one. RFC 8414
 // metadata, RFC 7591 dynamic registration of public clients, the
 // authorization code grant with PKCE (S256 only), a consent page that
-// lists the dataset's connections, and refresh tokens. go-oauth2 runs the
-// grant (codes, PKCE verification, token endpoint, refresh rotation); this
-// file adds registration, the consent page and the link to the double's
-// token table: one picked connection gets a grant-scoped client token for
-// that connection, several get an mcp_package token over one child grant
-// each. Every token's audience (RFC 8707) is the MCP resource, issuer+/mcp
-// unless the client names another resource on the same origin.
+// lists the dataset's connections, and rotating refresh tokens. One picked
+// connection gets a grant-scoped client token for that connection, several
+// get an mcp_package token over one child grant each. Every token's
+// audience (RFC 8707) is the MCP resource, issuer+/mcp unless the client
+// names another resource on the same origin. Every authorization response
+// names the issuer (RFC 9207 iss).
 //
-// Registrations, codes and tokens live in memory: a restart forgets them,
-// and hosts authorize again.
+// Client ids, codes and tokens carry their own content, sealed; the server
+// keeps one small entry per approval (oauthstate.go), so a double started
+// again with the same Options.TokenSeed honours what the previous one
+// issued.
 
 // Paths of the authorization server.
 const (
@@ -48,91 +46,128 @@ const (
 	PathToken      = "/oauth/token"
 )
 
-// Bounds on what a client may send the authorization server.
+// Bounds and lifetimes.
 const (
 	maxRegistrationBytes = 16 << 10
 	maxRedirectURIs      = 8
-	maxClients           = 10000
-	maxPendingConsents   = 10000
-	consentTTL           = 10 * time.Minute
-	accessTokenTTL       = time.Hour
-	refreshTokenTTL      = 30 * 24 * time.Hour
-)
+	// maxRedirectBytes bounds the redirect URIs of one registration
+	// together: the client id carries them.
+	maxRedirectBytes   = 2048
+	maxClientNameBytes = 200
+	maxFormBytes       = 64 << 10
 
-// MountAuthorizationServer routes the authorization server's paths on mux
-// to the double, for a gateway that serves it on its own origin.
-func (s *Server) MountAuthorizationServer(mux *http.ServeMux) {
-	mux.Handle(PathASMetadata, s)
-	mux.Handle("/oauth/", s)
-}
+	consentTTL      = 10 * time.Minute
+	codeTTL         = 2 * time.Minute
+	accessTokenTTL  = time.Hour
+	refreshTokenTTL = 30 * 24 * time.Hour
+
+	maxPendingConsents  = 10_000
+	maxPendingBytes     = 4 << 20
+	maxFamilies         = 10_000
+	maxFamilyStateBytes = 4 << 20
+)
 
 // authServer is the double's authorization server.
 type authServer struct {
-	s   *Server
-	srv *server.Server
+	s     *Server
+	seal  *sealer
+	now   func() time.Time
+	start time.Time // when this server started: older families are adopted
 
-	mu       sync.Mutex
-	clients  map[string]*asClient
-	pending  map[string]pendingConsent // by nonce
-	consents map[string]consent        // by id, the go-oauth2 user id
-	tokens   map[string]*models.Token  // by code, access and refresh
-}
-
-type asClient struct {
-	models.Client
-	name         string
-	redirectURIs []string
-}
-
-// pendingConsent is a consent page shown and not yet answered: the nonce in
-// its form is good once, for the request it was shown for.
-type pendingConsent struct {
-	request string // digest of the authorization request
-	expires time.Time
-}
-
-// consent is what the person approved: the connections and the audience.
-type consent struct {
-	connections []string
-	audience    string
+	mu sync.Mutex
+	// pending are the consent pages shown and not yet answered, by nonce:
+	// the digest of the request each was shown for. A nonce is good once.
+	pending *expiring[string]
+	// families is the state of each approval, by family id.
+	families *expiring[family]
 }
 
 func (s *Server) mountAuthorizationServer(m *http.ServeMux) {
-	as := &authServer{s: s, clients: map[string]*asClient{}, pending: map[string]pendingConsent{},
-		consents: map[string]consent{}, tokens: map[string]*models.Token{}}
-	mgr := manage.NewManager()
-	mgr.MapClientStorage(as)
-	mgr.MapTokenStorage(as)
-	mgr.MapAuthorizeGenerate(as)
-	mgr.MapAccessGenerate(as.accessGen())
-	mgr.SetAuthorizeCodeExp(consentTTL)
-	mgr.SetAuthorizeCodeTokenCfg(&manage.Config{AccessTokenExp: accessTokenTTL, RefreshTokenExp: refreshTokenTTL, IsGenerateRefresh: true})
-	mgr.SetRefreshTokenCfg(&manage.RefreshingConfig{AccessTokenExp: accessTokenTTL, RefreshTokenExp: refreshTokenTTL,
-		IsGenerateRefresh: true, IsRemoveAccess: true, IsRemoveRefreshing: true})
-	mgr.SetValidateURIHandler(as.validateRedirect)
-	cfg := &server.Config{
-		TokenType:                   "Bearer",
-		AllowedResponseTypes:        []oauth2.ResponseType{oauth2.Code},
-		AllowedGrantTypes:           []oauth2.GrantType{oauth2.AuthorizationCode, oauth2.Refreshing},
-		AllowedCodeChallengeMethods: []oauth2.CodeChallengeMethod{oauth2.CodeChallengeS256},
-		ForcePKCE:                   true,
+	now := s.opts.AuthClock
+	if now == nil {
+		now = time.Now
 	}
-	as.srv = server.NewServer(cfg, mgr)
-	as.srv.SetClientInfoHandler(publicClientInfo)
-	as.srv.SetUserAuthorizationHandler(as.decide)
-	as.srv.SetInternalErrorHandler(func(err error) *oautherrors.Response {
-		s.log.Warn("pdpptest: authorization server", "err", err)
-		return nil
-	})
+	as := &authServer{s: s, seal: newSealer(s.tokens.seed), now: now, start: now(),
+		pending:  newExpiring[string](consentTTL, maxPendingConsents, maxPendingBytes),
+		families: newExpiring[family](refreshTokenTTL, maxFamilies, maxFamilyStateBytes)}
+	s.as = as
+	s.tokens.fallback = as.introspect
 
-	m.HandleFunc("GET "+PathASMetadata, cors(as.handleMetadata))
-	m.HandleFunc("POST "+PathRegister, cors(as.handleRegister))
-	m.HandleFunc("GET "+PathAuthorize, as.handleConsentPage)
-	m.HandleFunc("POST "+PathAuthorize, as.handleDecision)
-	m.HandleFunc("POST "+PathToken, cors(as.handleToken))
+	m.HandleFunc("GET "+PathASMetadata, as.admit(cors(as.handleMetadata)))
+	m.HandleFunc("POST "+PathRegister, as.admit(cors(as.handleRegister)))
+	m.HandleFunc("GET "+PathAuthorize, as.admit(as.handleConsentPage))
+	m.HandleFunc("POST "+PathAuthorize, as.admit(as.handleDecision))
+	m.HandleFunc("POST "+PathToken, as.admit(cors(as.handleToken)))
 	for _, p := range []string{PathASMetadata, PathRegister, PathToken} {
-		m.HandleFunc("OPTIONS "+p, cors(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+		m.HandleFunc("OPTIONS "+p, as.admit(cors(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })))
 	}
+}
+
+// mountedKey marks a request that reached the authorization server through
+// a gateway's mount; its value is the issuer the gateway resolved.
+type mountedKey struct{}
+
+// MountAuthorizationServer routes the authorization server's paths on mux
+// to the double, for a gateway that serves it on its own origin. The
+// gateway applies its own Host and Origin rules before mux routes a
+// request here; issuer, when set, names the issuer for a request (the
+// public origin the gateway resolved for it), else the double's rule
+// applies (Options.Issuer, or http:// and the Host).
+func (s *Server) MountAuthorizationServer(mux *http.ServeMux, issuer func(*http.Request) string) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		iss := ""
+		if issuer != nil {
+			iss = strings.TrimRight(issuer(r), "/")
+		}
+		s.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), mountedKey{}, iss)))
+	})
+	mux.Handle(PathASMetadata, h)
+	mux.Handle("/oauth/", h)
+}
+
+// admit is the Host and Origin rule of the authorization server on the
+// double's own listener, the gateway's rule for a loopback server: the
+// Host must be a loopback name or the configured issuer's, and a browser
+// Origin must be one of those too, so a page on another site, or one that
+// rebinds its own name to this machine, cannot register, read the consent
+// page or answer it. A request through a gateway's mount was admitted
+// there.
+func (as *authServer) admit(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Context().Value(mountedKey{}).(string); ok {
+			h(w, r)
+			return
+		}
+		if !as.localHost(r.Host) {
+			oauthError(w, http.StatusMisdirectedRequest, "invalid_request", "this authorization server does not answer for the host "+truncate(r.Host, 100))
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" {
+			u, err := url.Parse(o)
+			if err != nil || u.Host == "" || !as.localHost(u.Host) {
+				oauthError(w, http.StatusForbidden, "invalid_request", "requests from the origin "+truncate(o, 100)+" are not allowed")
+				return
+			}
+		}
+		h(w, r)
+	}
+}
+
+// localHost reports whether hostport names this machine or the issuer.
+func (as *authServer) localHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if loopback.Host(host) {
+		return true
+	}
+	if iss := as.s.opts.Issuer; iss != "" {
+		if u, err := url.Parse(iss); err == nil && strings.EqualFold(u.Host, hostport) {
+			return true
+		}
+	}
+	return false
 }
 
 // cors lets browser-based MCP clients (the Inspector, say) read the
@@ -152,6 +187,9 @@ func cors(h http.HandlerFunc) http.HandlerFunc {
 
 // issuer is the authorization server's identifier as the client reached it.
 func (as *authServer) issuer(r *http.Request) string {
+	if iss, _ := r.Context().Value(mountedKey{}).(string); iss != "" {
+		return iss
+	}
 	if as.s.opts.Issuer != "" {
 		return strings.TrimRight(as.s.opts.Issuer, "/")
 	}
@@ -169,6 +207,7 @@ func (as *authServer) handleMetadata(w http.ResponseWriter, r *http.Request) {
 		"grant_types_supported", []string{"authorization_code", "refresh_token"},
 		"code_challenge_methods_supported", []string{"S256"},
 		"token_endpoint_auth_methods_supported", []string{"none"},
+		"authorization_response_iss_parameter_supported", true,
 		"scopes_supported", []string{},
 	))
 }
@@ -181,6 +220,7 @@ func oauthError(w http.ResponseWriter, status int, code, desc string) {
 
 // handleRegister is RFC 7591 registration of a public client: the client
 // gets an id and no secret, whatever authentication method it asked for.
+// The id is the registration, sealed: nothing is kept.
 func (as *authServer) handleRegister(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RedirectURIs []string `json:"redirect_uris"`
@@ -196,8 +236,12 @@ func (as *authServer) handleRegister(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "registration body is not a JSON object")
 		return
 	}
-	if len(req.RedirectURIs) == 0 || len(req.RedirectURIs) > maxRedirectURIs {
-		oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", fmt.Sprintf("give 1 to %d redirect_uris", maxRedirectURIs))
+	total := 0
+	for _, u := range req.RedirectURIs {
+		total += len(u)
+	}
+	if len(req.RedirectURIs) == 0 || len(req.RedirectURIs) > maxRedirectURIs || total > maxRedirectBytes {
+		oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", fmt.Sprintf("give 1 to %d redirect_uris of at most %d bytes together", maxRedirectURIs, maxRedirectBytes))
 		return
 	}
 	for _, u := range req.RedirectURIs {
@@ -212,26 +256,17 @@ func (as *authServer) handleRegister(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	name := req.ClientName
-	if len(name) > 200 || !isPrintableText(name) {
-		name = ""
-	}
-	id := "dcr_" + newToken()[len("pdpp_"):][:32]
-	c := &asClient{Client: models.Client{ID: id, Public: true}, name: name, redirectURIs: slices.Clone(req.RedirectURIs)}
-	as.mu.Lock()
-	if len(as.clients) >= maxClients {
-		as.mu.Unlock()
-		oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "too many registered clients; restart the double")
+	if len(req.ClientName) > maxClientNameBytes || !isPrintableText(req.ClientName) {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf("client_name: at most %d bytes of printable text", maxClientNameBytes))
 		return
 	}
-	as.clients[id] = c
-	as.mu.Unlock()
+	reg := registration{ID: newFamilyID(), RedirectURIs: req.RedirectURIs, Name: req.ClientName, IssuedAt: as.now().Unix()}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, obj(
-		"client_id", id,
-		"client_id_issued_at", time.Now().Unix(),
-		"client_name", name,
-		"redirect_uris", req.RedirectURIs,
+		"client_id", as.seal.seal(prefixClient, reg),
+		"client_id_issued_at", reg.IssuedAt,
+		"client_name", reg.Name,
+		"redirect_uris", reg.RedirectURIs,
 		"grant_types", []string{"authorization_code", "refresh_token"},
 		"response_types", []string{"code"},
 		"token_endpoint_auth_method", "none",
@@ -259,84 +294,74 @@ func checkRedirectURI(raw string) error {
 
 func truncate(s string, n int) string {
 	if len(s) > n {
-		return s[:n] + "..."
+		return strings.ToValidUTF8(s[:n], "") + "..."
 	}
 	return s
 }
 
 func isPrintableText(s string) bool {
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
+		if r < 0x20 || r == 0x7f || r == 0xfffd {
 			return false
 		}
 	}
 	return true
 }
 
-// validateRedirect is go-oauth2's redirect check, made exact: base is the
-// client's registered URIs, one per line.
-func (as *authServer) validateRedirect(base, redirect string) error {
-	if slices.Contains(strings.Split(base, "\n"), redirect) {
-		return nil
-	}
-	return oautherrors.ErrInvalidRedirectURI
-}
-
-// GetByID is go-oauth2's client store.
-func (as *authServer) GetByID(_ context.Context, id string) (oauth2.ClientInfo, error) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	c := as.clients[id]
-	if c == nil {
-		return nil, oautherrors.ErrInvalidClient
-	}
-	mc := c.Client
-	mc.Domain = strings.Join(c.redirectURIs, "\n")
-	return &mc, nil
-}
-
-// publicClientInfo reads the client id of a public client from the form
-// (or from Basic authentication with an empty secret).
-func publicClientInfo(r *http.Request) (string, string, error) {
-	if id, secret, ok := r.BasicAuth(); ok {
-		return id, secret, nil
-	}
-	return server.ClientFormHandler(r)
-}
-
-// authRequest is an authorization request the consent page was shown for.
+// authRequest is an authorization request whose client and redirect URI
+// are valid.
 type authRequest struct {
-	client                                       *asClient
-	redirectURI, state, challenge, resource, iss string
+	clientID, clientName          string
+	redirectURI, state, challenge string
+	resource, iss                 string
 }
 
-// checkAuthRequest validates what must be right before anything is
-// redirected back: the client and its redirect URI. Errors after that go
-// back to the client as an error redirect.
-func (as *authServer) checkAuthRequest(r *http.Request) (ar *authRequest, refusal, code string) {
+// checkAuthRequest validates an authorization request. A request whose
+// client or redirect URI is not valid is refused on the page. So is any
+// other fault found before the person has answered: redirect URIs are
+// registered by anyone, so sending an error there unasked would make this
+// server an open redirector (RFC 9700 section 4.11.1). Only the person's
+// answer goes back to the client.
+func (as *authServer) checkAuthRequest(r *http.Request) (*authRequest, string) {
 	q := r.Form
-	as.mu.Lock()
-	c := as.clients[q.Get("client_id")]
-	as.mu.Unlock()
-	if c == nil {
-		return nil, "Unknown client_id: the MCP client must register first. Start the connection from your MCP host again.", ""
+	var reg registration
+	if !as.seal.open(prefixClient, q.Get("client_id"), &reg) {
+		return nil, "Unknown client_id: this server did not register it. Remove the server's sign-in from your MCP host (it will register again), then connect again."
 	}
-	ru := q.Get("redirect_uri")
-	if !slices.Contains(c.redirectURIs, ru) {
-		return nil, "The redirect_uri is not one the client registered.", ""
-	}
-	ar = &authRequest{client: c, redirectURI: ru, state: q.Get("state"), challenge: q.Get("code_challenge"), iss: as.issuer(r)}
+	ar := &authRequest{clientID: q.Get("client_id"), clientName: reg.Name, redirectURI: q.Get("redirect_uri"),
+		state: q.Get("state"), challenge: q.Get("code_challenge"), iss: as.issuer(r)}
 	switch {
+	case !slices.Contains(reg.RedirectURIs, ar.redirectURI):
+		return nil, "The redirect_uri is not one the client registered."
 	case q.Get("response_type") != "code":
-		return ar, "", "unsupported_response_type"
-	case ar.challenge == "" || q.Get("code_challenge_method") != "S256":
-		return ar, "", "invalid_request"
+		return nil, "The MCP client asked for response_type " + fmt.Sprintf("%q", truncate(q.Get("response_type"), 40)) + "; this server supports only the authorization code flow (code)."
+	case q.Get("code_challenge_method") != "S256" || !validChallenge(ar.challenge):
+		return nil, "The MCP client sent no PKCE S256 code_challenge; this server requires one."
 	}
-	ar.resource = as.audience(r, q.Get("resource"))
-	if ar.resource == "" {
-		return ar, "", "invalid_target"
+	if ar.resource = as.audience(r, q.Get("resource")); ar.resource == "" {
+		return nil, "The MCP client asked for a resource this server does not serve: " + truncate(q.Get("resource"), 200)
 	}
-	return ar, "", ""
+	return ar, ""
+}
+
+// validChallenge: an S256 challenge is the unpadded base64url of 32 bytes.
+func validChallenge(c string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	return err == nil && len(b) == sha256.Size
+}
+
+// validVerifier: 43 to 128 unreserved characters (RFC 7636 section 4.1).
+func validVerifier(v string) bool {
+	if len(v) < 43 || len(v) > 128 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
+			return false
+		}
+	}
+	return true
 }
 
 // audience is the resource a token is for: the one requested when it is
@@ -354,16 +379,20 @@ func (as *authServer) audience(r *http.Request, requested string) string {
 	return ""
 }
 
-// redirectError sends an error back to the client's redirect URI.
-func redirectError(w http.ResponseWriter, r *http.Request, ar *authRequest, code string) {
-	u, _ := url.Parse(ar.redirectURI)
+// redirectTo sends the person back to the client with params, the state
+// and the issuer (RFC 9207).
+func redirectTo(w http.ResponseWriter, r *http.Request, ar *authRequest, params url.Values) {
+	u, _ := url.Parse(ar.redirectURI) // checked at registration
 	q := u.Query()
-	q.Set("error", code)
+	for k, vs := range params {
+		q[k] = vs
+	}
 	if ar.state != "" {
 		q.Set("state", ar.state)
 	}
 	q.Set("iss", ar.iss)
 	u.RawQuery = q.Encode()
+	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, u.String(), http.StatusFound)
 }
 
@@ -376,56 +405,39 @@ func requestDigest(q url.Values) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// admitAuthRequest checks r's authorization request and, when it is refused,
-// answers: on the page itself when the client or its redirect URI is wrong
-// (nothing may be redirected there), else with an error redirect to the
-// client.
-func (as *authServer) admitAuthRequest(w http.ResponseWriter, r *http.Request) (*authRequest, bool) {
-	ar, refusal, code := as.checkAuthRequest(r)
-	switch {
-	case refusal != "":
-		writeConsentError(w, refusal)
-		return nil, false
-	case code != "":
-		redirectError(w, r, ar, code)
-		return nil, false
-	}
-	return ar, true
-}
-
-// consentHeaders keep the page from being framed or running scripts.
+// consentHeaders keep the page from being framed or running scripts. The
+// referrer goes to this origin only: the form's POST then carries its
+// Origin (a page that sends no referrer posts Origin: null), and the
+// redirect to the client carries nothing of the request.
 func consentHeaders(w http.ResponseWriter) {
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Referrer-Policy", "same-origin")
 }
 
 func (as *authServer) handleConsentPage(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
-	ar, ok := as.admitAuthRequest(w, r)
-	if !ok {
+	ar, refusal := as.checkAuthRequest(r)
+	if refusal != "" {
+		writeConsentError(w, refusal)
 		return
 	}
+	as.showConsent(w, r, ar, "")
+}
+
+// showConsent renders the consent page for ar with a new nonce, and why it
+// is shown again when reason is set.
+func (as *authServer) showConsent(w http.ResponseWriter, r *http.Request, ar *authRequest, reason string) {
 	nonce := newToken()
 	as.mu.Lock()
-	now := time.Now()
-	for k, p := range as.pending {
-		if now.After(p.expires) {
-			delete(as.pending, k)
-		}
-	}
-	full := len(as.pending) >= maxPendingConsents
-	if !full {
-		as.pending[nonce] = pendingConsent{request: requestDigest(r.Form), expires: now.Add(consentTTL)}
-	}
+	dropped := as.pending.put(as.now(), nonce, requestDigest(r.Form), 64)
 	as.mu.Unlock()
-	if full {
-		writeConsentError(w, "Too many consent pages are open; try again in a few minutes.")
-		return
+	if dropped > 0 {
+		as.s.log.Warn("pdpptest: authorization server: too many open consent pages; the oldest no longer accept an answer", "dropped", dropped)
 	}
-	page := consentPage{Client: ar.client.name, ClientID: ar.client.ID, RedirectHost: redirectHost(ar.redirectURI),
-		Provider: as.s.ds.Provider, Resource: ar.resource, Nonce: nonce, Action: PathAuthorize}
+	page := consentPage{Client: ar.clientName, ClientID: truncate(ar.clientID, 24), RedirectHost: redirectHost(ar.redirectURI),
+		Provider: as.s.ds.Provider, Resource: ar.resource, Nonce: nonce, Action: PathAuthorize, Reason: reason}
 	for _, k := range []string{"client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method", "resource", "scope"} {
 		if v := r.Form.Get(k); v != "" {
 			page.Hidden = append(page.Hidden, hiddenField{k, v})
@@ -442,6 +454,9 @@ func (as *authServer) handleConsentPage(w http.ResponseWriter, r *http.Request) 
 	}
 	consentHeaders(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if reason != "" {
+		w.WriteHeader(http.StatusBadRequest)
+	}
 	if err := consentTmpl.Execute(w, page); err != nil {
 		as.s.log.Warn("pdpptest: consent page", "err", err)
 	}
@@ -456,180 +471,255 @@ func redirectHost(raw string) string {
 
 // handleDecision takes the person's answer on the consent page.
 func (as *authServer) handleDecision(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		writeConsentError(w, "The form could not be read.")
 		return
 	}
-	ar, ok := as.admitAuthRequest(w, r)
-	if !ok {
+	ar, refusal := as.checkAuthRequest(r)
+	if refusal != "" {
+		writeConsentError(w, refusal)
 		return
 	}
-	nonce := r.PostForm.Get("consent_nonce")
+	now := as.now()
 	as.mu.Lock()
-	p, ok := as.pending[nonce]
-	delete(as.pending, nonce)
+	want, ok := as.pending.take(now, r.PostForm.Get("consent_nonce"))
 	as.mu.Unlock()
-	if !ok || time.Now().After(p.expires) || subtle.ConstantTimeCompare([]byte(p.request), []byte(requestDigest(r.Form))) != 1 {
+	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(requestDigest(r.Form))) != 1 {
 		writeConsentError(w, "This consent form has expired or was already answered. Start the connection from your MCP host again.")
 		return
 	}
 	if r.PostForm.Get("decision") != "approve" {
-		redirectError(w, r, ar, "access_denied")
+		redirectTo(w, r, ar, url.Values{"error": {"access_denied"}, "error_description": {"the person denied access"}})
 		return
 	}
-	// go-oauth2 makes the code and redirects; decide names the consent.
-	if err := as.srv.HandleAuthorizeRequest(w, r); err != nil {
-		as.s.log.Warn("pdpptest: authorize", "err", err)
-	}
-}
-
-// decide is go-oauth2's user authorization: it records the approved
-// connections and returns the consent's id, which go-oauth2 carries as the
-// user id through the code and every refresh.
-func (as *authServer) decide(w http.ResponseWriter, r *http.Request) (string, error) {
-	picked := r.PostForm["source"]
 	var conns []string
-	for _, id := range picked {
+	for _, id := range r.PostForm["source"] {
 		if as.s.store.byConn[id] == nil {
-			return "", oautherrors.ErrInvalidRequest
+			as.showConsent(w, r, ar, "One of the ticked sources is not one this server offers. Tick sources from the list below.")
+			return
 		}
 		if !slices.Contains(conns, id) {
 			conns = append(conns, id)
 		}
 	}
 	if len(conns) == 0 {
-		return "", oautherrors.ErrAccessDenied
+		as.showConsent(w, r, ar, "No source was ticked. Tick at least one source to share, or press Deny.")
+		return
 	}
-	id := "consent_" + newToken()[len("pdpp_"):][:24]
+	a := approval{Family: newFamilyID(), Born: now.Unix(), Client: digest(ar.clientID), Connections: conns, Audience: ar.resource}
 	as.mu.Lock()
-	as.consents[id] = consent{connections: conns, audience: as.audience(r, r.Form.Get("resource"))}
+	dropped := as.families.put(now, a.Family, family{}, 0)
 	as.mu.Unlock()
-	return id, nil
+	as.logDropped(dropped)
+	code := as.seal.seal(prefixCode, codeClaims{approval: a, Redirect: digest(ar.redirectURI), Challenge: ar.challenge,
+		Expires: now.Add(codeTTL).Unix()})
+	redirectTo(w, r, ar, url.Values{"code": {code}})
 }
 
-// Token is go-oauth2's authorization code generator.
-func (as *authServer) Token(context.Context, *oauth2.GenerateBasic) (string, error) {
-	return "code_" + newToken()[len("pdpp_"):], nil
+// newFamilyID is a random id for an approval or a registration.
+func newFamilyID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
-// accessGenerator issues the access tokens into the double's token table.
-type accessGenerator struct{ as *authServer }
-
-func (as *authServer) accessGen() oauth2.AccessGenerate { return accessGenerator{as} }
-
-// Token issues a client token (one connection) or a package token
-// (several) for the consent the grant carries, and an opaque refresh
-// token.
-func (g accessGenerator) Token(_ context.Context, data *oauth2.GenerateBasic, genRefresh bool) (string, string, error) {
-	g.as.mu.Lock()
-	c, ok := g.as.consents[data.UserID]
-	g.as.mu.Unlock()
-	if !ok {
-		return "", "", oautherrors.ErrInvalidGrant
+func (as *authServer) logDropped(n int) {
+	if n > 0 {
+		as.s.log.Warn("pdpptest: authorization server: too many approvals to remember; the least recently used are refused from now on", "dropped", n)
 	}
-	var access string
-	if len(c.connections) == 1 {
-		access = g.as.s.issueChild(PackageChild{ConnectionID: c.connections[0]}, newToken(), c.audience).Token
-	} else {
-		children := make([]PackageChild, len(c.connections))
-		for i, id := range c.connections {
-			children[i] = PackageChild{ConnectionID: id}
-		}
-		access, _ = g.as.s.issuePackage(c.audience, children...)
-	}
-	var refresh string
-	if genRefresh {
-		refresh = "rt_" + newToken()[len("pdpp_"):]
-	}
-	return access, refresh, nil
 }
 
-// The token store: go-oauth2 keeps codes and token pairs here.
+// bornBefore reports whether an approval predates this server: its state
+// was kept by a previous one.
+func (as *authServer) bornBefore(a *approval) bool { return a.Born < as.start.Unix() }
 
-func (as *authServer) Create(_ context.Context, info oauth2.TokenInfo) error {
-	t, ok := info.(*models.Token)
-	if !ok {
-		return errors.New("pdpptest: unexpected token info type")
-	}
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	for _, k := range []string{t.Code, t.Access, t.Refresh} {
-		if k != "" {
-			as.tokens[k] = t
-		}
-	}
-	return nil
-}
-
-func (as *authServer) remove(k string) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	delete(as.tokens, k)
-}
-
-func (as *authServer) RemoveByCode(_ context.Context, code string) error {
-	as.remove(code)
-	return nil
-}
-
-// RemoveByAccess also revokes the access token at the resource server: a
-// refresh replaces it.
-func (as *authServer) RemoveByAccess(_ context.Context, access string) error {
-	as.remove(access)
-	as.s.tokens.revoke(access)
-	return nil
-}
-
-func (as *authServer) RemoveByRefresh(_ context.Context, refresh string) error {
-	as.remove(refresh)
-	return nil
-}
-
-func (as *authServer) get(k string, match func(*models.Token) bool) (oauth2.TokenInfo, error) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	t := as.tokens[k]
-	if t == nil || !match(t) {
-		return nil, nil
-	}
-	cp := *t
-	return &cp, nil
-}
-
-func (as *authServer) GetByCode(_ context.Context, code string) (oauth2.TokenInfo, error) {
-	return as.get(code, func(t *models.Token) bool { return t.Code == code })
-}
-
-func (as *authServer) GetByAccess(_ context.Context, access string) (oauth2.TokenInfo, error) {
-	return as.get(access, func(t *models.Token) bool { return t.Access == access })
-}
-
-func (as *authServer) GetByRefresh(_ context.Context, refresh string) (oauth2.TokenInfo, error) {
-	return as.get(refresh, func(t *models.Token) bool { return t.Refresh == refresh })
-}
-
+// handleToken is the token endpoint: the code exchange and refresh.
+// Refusals of the grant are 400 invalid_grant (RFC 6749 section 5.2); only
+// an unknown client is 401.
 func (as *authServer) handleToken(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "the form could not be read")
 		return
 	}
-	if res := r.PostForm.Get("resource"); res != "" && as.audience(r, res) == "" {
-		oauthError(w, http.StatusBadRequest, "invalid_target", "resource is not served by this authorization server")
+	f := r.PostForm
+	clientID := f.Get("client_id")
+	if id, _, ok := r.BasicAuth(); ok {
+		if clientID != "" && clientID != id {
+			oauthError(w, http.StatusBadRequest, "invalid_request", "client_id differs between the form and the Authorization header")
+			return
+		}
+		clientID = id
+	}
+	var reg registration
+	if !as.seal.open(prefixClient, clientID, &reg) {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client_id: register again")
 		return
 	}
-	if err := as.srv.HandleTokenRequest(w, r); err != nil {
-		as.s.log.Warn("pdpptest: token", "err", err)
+	now := as.now()
+	var a approval
+	var gen uint32
+	var refusal string
+	switch f.Get("grant_type") {
+	case "authorization_code":
+		a, refusal = as.exchange(now, clientID, f)
+		gen = 1
+	case "refresh_token":
+		a, gen, refusal = as.refresh(now, clientID, f)
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+		return
 	}
+	switch {
+	case refusal != "":
+		oauthError(w, http.StatusBadRequest, "invalid_grant", refusal)
+		return
+	case f.Get("resource") != "" && strings.TrimRight(f.Get("resource"), "/") != a.Audience:
+		oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs from the one the person approved: "+a.Audience)
+		return
+	}
+	access := as.seal.seal(prefixAccess, tokenClaims{approval: a, Gen: gen, Expires: now.Add(accessTokenTTL).Unix()})
+	refresh := as.seal.seal(prefixRefresh, tokenClaims{approval: a, Gen: gen, Expires: now.Add(refreshTokenTTL).Unix()})
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusOK, obj("access_token", access, "token_type", "Bearer",
+		"expires_in", int(accessTokenTTL/time.Second), "refresh_token", refresh))
+}
+
+// exchange spends an authorization code. A code spent twice revokes every
+// token issued from it (RFC 6749 section 4.1.2).
+func (as *authServer) exchange(now time.Time, clientID string, f url.Values) (approval, string) {
+	var c codeClaims
+	switch {
+	case !as.seal.open(prefixCode, f.Get("code"), &c):
+		return approval{}, "the code is not one this server issued"
+	case now.Unix() >= c.Expires:
+		return approval{}, "the code has expired; authorize again"
+	case c.Client != digest(clientID):
+		return approval{}, "the code was issued to another client"
+	case c.Redirect != digest(f.Get("redirect_uri")):
+		return approval{}, "redirect_uri differs from the one of the authorization request"
+	}
+	v := f.Get("code_verifier")
+	sum := sha256.Sum256([]byte(v))
+	if !validVerifier(v) || subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(c.Challenge)) != 1 {
+		return approval{}, "code_verifier does not match the code_challenge"
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	st, known := as.families.get(now, c.Family)
+	switch {
+	case !known && !as.bornBefore(&c.approval):
+		return approval{}, "this authorization is no longer remembered (too many since); authorize again"
+	case known && st.revoked:
+		return approval{}, "this authorization was revoked; authorize again"
+	case known && st.gen != 0:
+		as.families.update(now, c.Family, family{gen: st.gen, revoked: true})
+		return approval{}, "the code was already used; every token issued from it is now revoked"
+	}
+	as.logDropped(as.families.put(now, c.Family, family{gen: 1}, 0))
+	return c.approval, ""
+}
+
+// refresh spends a refresh token for the next generation. A spent one
+// replayed revokes the whole approval (RFC 9700 section 4.14.2).
+func (as *authServer) refresh(now time.Time, clientID string, f url.Values) (approval, uint32, string) {
+	var t tokenClaims
+	switch {
+	case !as.seal.open(prefixRefresh, f.Get("refresh_token"), &t) || t.Child != "":
+		return approval{}, 0, "the refresh token is not one this server issued"
+	case now.Unix() >= t.Expires:
+		return approval{}, 0, "the refresh token has expired; authorize again"
+	case t.Client != digest(clientID):
+		return approval{}, 0, "the refresh token was issued to another client"
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	st, known := as.families.get(now, t.Family)
+	switch {
+	case !known && !as.bornBefore(&t.approval):
+		return approval{}, 0, "this authorization is no longer remembered (too many since); authorize again"
+	case known && st.revoked:
+		return approval{}, 0, "this authorization was revoked; authorize again"
+	case known && st.gen != t.Gen:
+		as.families.update(now, t.Family, family{gen: st.gen, revoked: true})
+		return approval{}, 0, "the refresh token was already used; every token of this authorization is now revoked"
+	}
+	as.logDropped(as.families.put(now, t.Family, family{gen: t.Gen + 1}, 0))
+	return t.approval, t.Gen + 1, ""
+}
+
+// introspect is the token table's answer for access tokens this server
+// issued: a client token for one connection (or one child of a package),
+// a package token for several.
+func (as *authServer) introspect(tok string) (introspection, bool) {
+	var t tokenClaims
+	if !as.seal.open(prefixAccess, tok, &t) {
+		return introspection{}, false
+	}
+	var in introspection
+	if conns := t.Connections; t.Child != "" || len(conns) == 1 {
+		conn := t.Child
+		if conn == "" {
+			conn = conns[0]
+		}
+		c, _, err := as.s.childIntrospection(PackageChild{ConnectionID: conn}, t.Audience)
+		if err != nil {
+			return introspection{}, false
+		}
+		in = *c
+	} else {
+		in = introspection{kind: TokenPackage, subjectID: as.s.ds.SubjectID, clientID: as.s.ds.Grants["client"].ClientID,
+			packageID: "gpk_" + digest(t.Family), audience: t.Audience}
+		for _, conn := range conns {
+			child := t
+			child.Child = conn
+			_, m, err := as.s.childIntrospection(PackageChild{ConnectionID: conn}, t.Audience)
+			if err != nil {
+				return introspection{}, false
+			}
+			m.Token = as.seal.seal(prefixAccess, child)
+			in.members = append(in.members, m)
+		}
+	}
+	in.exp, in.expChecked = time.Unix(t.Expires, 0), true
+	now := as.now()
+	if now.Unix() >= t.Expires {
+		in.inactiveReason = "token_expired"
+		return in, true
+	}
+	as.mu.Lock()
+	st, known := as.families.get(now, t.Family)
+	as.mu.Unlock()
+	if (!known && !as.bornBefore(&t.approval)) || known && (st.revoked || st.gen != t.Gen) {
+		in.inactiveReason = "token_revoked"
+	}
+	return in, true
+}
+
+// revoke revokes the approval behind an access token this server issued;
+// false for any other token.
+func (as *authServer) revoke(tok string) bool {
+	var t tokenClaims
+	if !as.seal.open(prefixAccess, tok, &t) {
+		return false
+	}
+	now := as.now()
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if !as.families.update(now, t.Family, family{gen: t.Gen, revoked: true}) {
+		as.logDropped(as.families.put(now, t.Family, family{gen: t.Gen, revoked: true}, 0))
+	}
+	return true
 }
 
 // The consent page: plain HTML, no scripts.
 
 type consentPage struct {
-	Client, ClientID, RedirectHost, Provider, Resource, Nonce, Action string
-	Hidden                                                            []hiddenField
-	Sources                                                           []consentSource
+	Client, ClientID, RedirectHost, Provider, Resource, Nonce, Action, Reason string
+	Hidden                                                                    []hiddenField
+	Sources                                                                   []consentSource
 }
 
 type hiddenField struct{ Name, Value string }
@@ -639,10 +729,11 @@ type consentSource struct{ ID, Label, Connector string }
 var consentTmpl = template.Must(template.New("consent").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Share data with {{if .Client}}{{.Client}}{{else}}an MCP client{{end}}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:2em auto;padding:0 1em}fieldset{border:1px solid #ccc;padding:.5em 1em}label{display:block;margin:.3em 0}button{font:inherit;margin:1em .5em 0 0;padding:.4em 1em}small{color:#555}</style>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:2em auto;padding:0 1em}fieldset{border:1px solid #ccc;padding:.5em 1em}label{display:block;margin:.3em 0}button{font:inherit;margin:1em .5em 0 0;padding:.4em 1em}small{color:#555}.reason{border-left:4px solid #b00;padding:.3em .8em;background:#fee}</style>
 </head><body>
 <h1>Share data with {{if .Client}}“{{.Client}}”{{else}}an MCP client{{end}}?</h1>
-<p>The client <code>{{.ClientID}}</code> asks to read data from <strong>{{.Provider}}</strong> through the MCP endpoint <code>{{.Resource}}</code>. It gets read-only access to the sources you tick, and nothing else. After you answer, your browser goes back to <code>{{.RedirectHost}}</code>.</p>
+{{if .Reason}}<p class="reason" role="alert">{{.Reason}}</p>
+{{end}}<p>The client <code>{{.ClientID}}</code> asks to read data from <strong>{{.Provider}}</strong> through the MCP endpoint <code>{{.Resource}}</code>. It gets read-only access to the sources you tick, and nothing else. After you answer, your browser goes back to <code>{{.RedirectHost}}</code>.</p>
 <p><small>This is the pdpp-mcp demo: the data is a synthetic sample, served on this machine.</small></p>
 <form method="post" action="{{.Action}}">
 {{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">

@@ -54,17 +54,30 @@ func (s *Server) IssueChild(ch PackageChild) PackageMember {
 // issueChild registers the child's client token tok, for the audience aud
 // ("" for none).
 func (s *Server) issueChild(ch PackageChild, tok, aud string) PackageMember {
+	in, m, err := s.childIntrospection(ch, aud)
+	if err != nil {
+		panic(err.Error())
+	}
+	m.Token = tok
+	s.tokens.addAs(tok, in)
+	return m
+}
+
+// childIntrospection describes the client token of one child grant, for
+// the audience aud, and the member it is; an error for a grant or
+// connection the dataset does not have.
+func (s *Server) childIntrospection(ch PackageChild, aud string) (*introspection, PackageMember, error) {
 	name := ch.Grant
 	if name == "" {
 		name = "client"
 	}
 	base := s.ds.Grants[name]
 	if base == nil {
-		panic(fmt.Sprintf("pdpptest: dataset %q has no grant %q", s.ds.Name, name))
+		return nil, PackageMember{}, fmt.Errorf("pdpptest: dataset %q has no grant %q", s.ds.Name, name)
 	}
 	cs := s.store.byConn[ch.ConnectionID]
 	if cs == nil {
-		panic(fmt.Sprintf("pdpptest: dataset %q has no connection %q", s.ds.Name, ch.ConnectionID))
+		return nil, PackageMember{}, fmt.Errorf("pdpptest: dataset %q has no connection %q", s.ds.Name, ch.ConnectionID)
 	}
 	sum := sha256.Sum256([]byte(base.GrantID + "/" + ch.ConnectionID + fmt.Sprint(ch.Streams)))
 	g := &dataset.Grant{
@@ -88,13 +101,12 @@ func (s *Server) issueChild(ch PackageChild, tok, aud string) PackageMember {
 	if ch.Revoked {
 		in.inactiveReason, status = "grant_revoked", "grant_revoked"
 	}
-	m := PackageMember{GrantID: g.GrantID, Token: tok, ConnectionID: ch.ConnectionID,
+	m := PackageMember{GrantID: g.GrantID, ConnectionID: ch.ConnectionID,
 		ConnectorKey: cs.key(), Streams: streams, Status: status}
-	s.tokens.addAs(tok, in)
 	if c := cs.connection(ch.ConnectionID); c != nil {
 		m.DisplayName = c.DisplayName
 	}
-	return m
+	return in, m, nil
 }
 
 // IssuePackage issues an mcp_package token over new child grants.
@@ -118,7 +130,7 @@ func (s *Server) issuePackage(aud string, children ...PackageChild) (token strin
 // included with their Status.
 func (s *Server) PackageMembers(token string) (packageID string, members []PackageMember, err error) {
 	in, ok := s.tokens.lookup(token)
-	if !ok || in.kind != TokenPackage || in.inactiveReason != "" || (!in.exp.IsZero() && !s.now().Before(in.exp)) {
+	if !ok || in.kind != TokenPackage || in.inactiveReason != "" || (!in.expChecked && !in.exp.IsZero() && !s.now().Before(in.exp)) {
 		return "", nil, ErrNotPackage
 	}
 	out := slices.Clone(in.members)

@@ -49,6 +49,10 @@ type Options struct {
 	// (an https origin behind a proxy, say); empty means http:// and the
 	// Host each request was sent to.
 	Issuer string
+	// AuthClock is the authorization server's clock (code, token and
+	// consent lifetimes); nil means time.Now. Now, the dataset's clock,
+	// does not move in the demo.
+	AuthClock func() time.Time
 }
 
 // Request is one request the double received. Header is as received,
@@ -71,6 +75,7 @@ type Server struct {
 	url    string
 	tokens *tokenTable
 	store  *store
+	as     *authServer
 
 	mu       sync.Mutex
 	requests []Request

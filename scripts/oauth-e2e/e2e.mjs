@@ -4,24 +4,32 @@
 // person to the consent page, which headless Chromium answers like a
 // person (tick sources, press Allow); the code comes back to a loopback
 // callback, the SDK exchanges it with its PKCE verifier and the tool call
-// is served. Run twice: one source (a grant-scoped client token) and three
-// sources (a package token served by fan-out).
+// is served. Run for one source (a grant-scoped client token) and three (a
+// package token served by fan-out); then with Gemini CLI's own MCP OAuth
+// provider, which refuses an authorization response without the RFC 9207
+// iss; then the demo is restarted on the same port and the first host
+// goes on as Claude Code and mcp-remote do: its stored access token is
+// served, its stored refresh token rotates, and its stored registration
+// authorizes again without registering.
 //
 //   node e2e.mjs PDPP_MCP_BINARY CHROMIUM
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
+import { createServer as createTCPServer } from "node:net";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { chromium } from "playwright-core";
 
 const [binary, chromiumPath] = process.argv.slice(2);
-const deadline = setTimeout(() => fail("no result within 90 s"), 90_000);
+const here = dirname(fileURLToPath(import.meta.url));
+const deadline = setTimeout(() => fail("no result within 180 s"), 180_000);
 deadline.unref();
-let server, browser, callback, profile;
+let server, browser, callback, profile, gemini;
 
 function fail(msg) {
   console.error(`FAIL ${msg}`);
@@ -31,16 +39,26 @@ function fail(msg) {
 
 function cleanup() {
   server?.kill("SIGTERM");
+  gemini?.kill("SIGTERM");
   callback?.close();
   browser?.close().catch(() => {});
   if (profile) rmSync(profile, { recursive: true, force: true });
 }
 
-// Starts the demo gateway on a free loopback port and reads its URL from the
-// start-up line.
-function startDemo() {
+// A free loopback port, so that the demo restarts where hosts knew it.
+function freePort() {
+  return new Promise((resolve) => {
+    const l = createTCPServer().listen(0, "127.0.0.1", () => {
+      const { port } = l.address();
+      l.close(() => resolve(port));
+    });
+  });
+}
+
+// Starts the demo gateway on port and reads its URL from the start-up line.
+function startDemo(port) {
   return new Promise((resolve, reject) => {
-    server = spawn(binary, ["--demo", "--http", "127.0.0.1:0", "--log-level", "warn", "--access-log=false"], {
+    server = spawn(binary, ["--demo", "--http", `127.0.0.1:${port}`, "--log-level", "warn", "--access-log=false"], {
       stdio: ["ignore", "ignore", "pipe"],
     });
     let err = "";
@@ -50,6 +68,17 @@ function startDemo() {
       if (m) resolve(m[1]);
     });
     server.on("exit", (code) => reject(new Error(`pdpp-mcp exited ${code}:\n${err}`)));
+  });
+}
+
+// Stops the demo and waits until it has exited.
+function stopDemo() {
+  const s = server;
+  server = undefined;
+  return new Promise((resolve) => {
+    s.removeAllListeners("exit");
+    s.on("exit", resolve);
+    s.kill("SIGTERM");
   });
 }
 
@@ -72,9 +101,8 @@ async function startCallback() {
 
 // An OAuthClientProvider as a host keeps one: in memory, per server.
 class Provider {
-  constructor(redirectUrl, onRedirect) {
+  constructor(redirectUrl) {
     this.redirectUrl = redirectUrl;
-    this.onRedirect = onRedirect;
     this.store = {};
   }
   get clientMetadata() {
@@ -90,14 +118,37 @@ class Provider {
   saveClientInformation(c) { this.store.client = c; }
   tokens() { return this.store.tokens; }
   saveTokens(t) { this.store.tokens = t; }
-  redirectToAuthorization(u) { this.onRedirect(u); }
+  redirectToAuthorization(u) { this.onRedirect?.(u); }
   saveCodeVerifier(v) { this.store.verifier = v; }
   codeVerifier() { return this.store.verifier; }
 }
 
-async function journey(base, cb, page, sources, tool, args, want) {
+// consent answers the consent page at url like a person: tick the first n
+// sources, press Allow.
+async function consent(page, url, n) {
+  await page.goto(url.toString());
+  const boxes = page.locator('input[type="checkbox"][name="source"]');
+  if ((await boxes.count()) < n) fail(`consent page lists fewer than ${n} sources`);
+  for (let i = 0; i < n; i++) await boxes.nth(i).check();
+  await page.getByRole("button", { name: "Allow" }).click();
+}
+
+// callTool connects with provider's stored tokens and calls tool.
+async function callTool(endpoint, provider, tool, args, want) {
+  const client = new Client({ name: "oauth-e2e", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(endpoint, { authProvider: provider }));
+  const res = await client.callTool({ name: tool, arguments: args });
+  const text = JSON.stringify(res);
+  if (res.isError || !text.includes(want)) fail(`${tool}: ${text.slice(0, 400)}`);
+  await client.close();
+}
+
+// journey runs the SDK's OAuth flow to a served tool call; provider, when
+// given, is a host's stored state (a registration kept across a restart).
+async function journey(base, cb, page, sources, tool, args, want, provider) {
   let authURL;
-  const provider = new Provider(cb.url, (u) => (authURL = u));
+  provider ??= new Provider(cb.url);
+  provider.onRedirect = (u) => (authURL = u);
   const endpoint = new URL(base + "/mcp");
   const first = new Client({ name: "oauth-e2e", version: "1" });
   try {
@@ -106,29 +157,84 @@ async function journey(base, cb, page, sources, tool, args, want) {
   } catch (e) {
     if (!(e instanceof UnauthorizedError) || !authURL) fail(`expected the SDK to start authorization, got ${e}`);
   }
-  // The person: read the consent page, tick the sources, allow.
   const got = cb.next();
-  await page.goto(authURL.toString());
-  const boxes = page.locator('input[type="checkbox"][name="source"]');
-  if ((await boxes.count()) < sources) fail(`consent page lists fewer than ${sources} sources`);
-  for (let i = 0; i < sources; i++) await boxes.nth(i).check();
-  await page.getByRole("button", { name: "Allow" }).click();
+  await consent(page, authURL, sources);
   const params = await got;
   if (!params.get("code")) fail(`no code in the callback: ${params}`);
+  if (params.get("iss") !== base) fail(`callback iss ${params.get("iss")}, want ${base} (RFC 9207)`);
 
   const transport = new StreamableHTTPClientTransport(endpoint, { authProvider: provider });
   await transport.finishAuth(params.get("code"));
-  const client = new Client({ name: "oauth-e2e", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(endpoint, { authProvider: provider }));
-  const res = await client.callTool({ name: tool, arguments: args });
-  const text = JSON.stringify(res);
-  if (res.isError || !text.includes(want)) fail(`${tool}: ${text.slice(0, 400)}`);
-  await client.close();
-  console.log(`ok   ${sources} source(s): 401 -> registration -> consent -> token -> ${tool} served`);
+  await callTool(endpoint, provider, tool, args, want);
+  return provider;
+}
+
+// geminiJourney runs Gemini CLI's MCP OAuth provider (gemini-oauth.mjs)
+// with a throwaway HOME; its browser is an xdg-open that hands the URL to
+// Chromium here. It returns the access token Gemini stored.
+async function geminiJourney(base, page) {
+  const dir = mkdtempSync(join(tmpdir(), "oauth-e2e-gemini-"));
+  try {
+    const bin = join(dir, "bin");
+    mkdirSync(bin);
+    const opened = join(dir, "opened");
+    writeFileSync(join(bin, "xdg-open"), `#!/bin/sh\nprintf '%s\\n' "$1" > '${opened}'\n`);
+    chmodSync(join(bin, "xdg-open"), 0o755);
+    const bundle = join(here, "node_modules", "@google", "gemini-cli", "bundle");
+    gemini = spawn(process.execPath, [join(here, "gemini-oauth.mjs"), bundle, base + "/mcp"], {
+      env: { ...process.env, HOME: join(dir, "home"), PATH: `${bin}:${process.env.PATH}`, CI: "", NO_COLOR: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    gemini.stdout.on("data", (b) => (out += b));
+    gemini.stderr.on("data", (b) => (out += b));
+    const exited = new Promise((r) => gemini.on("exit", r));
+    gemini.stdin.end("y\n"); // its consent prompt before the browser opens
+    // Gemini's browser is a file: wait for it, bounded by the deadline.
+    while (!existsSync(opened) || readFileSync(opened, "utf8").trim() === "") {
+      if (gemini.exitCode !== null) fail(`Gemini CLI stopped before opening the browser:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await consent(page, new URL(readFileSync(opened, "utf8").trim()), 1);
+    await exited;
+    gemini = undefined;
+    const m = out.match(/GEMINI_TOKEN (\S+)/);
+    if (!m) fail(`Gemini CLI did not complete the OAuth flow:\n${out.slice(-2000)}`);
+    return m[1];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// A stored token as a host holds it, served through the SDK.
+class TokenOnly {
+  constructor(access) { this.access = access; }
+  get redirectUrl() { return "http://127.0.0.1:1/unused"; }
+  get clientMetadata() { return { redirect_uris: [this.redirectUrl] }; }
+  clientInformation() { return undefined; }
+  tokens() { return { access_token: this.access, token_type: "Bearer" }; }
+  saveTokens() {}
+  redirectToAuthorization() { fail("a stored token was refused"); }
+  saveCodeVerifier() {}
+  codeVerifier() { return ""; }
+}
+
+// refresh spends a stored refresh token at the token endpoint.
+async function refresh(base, provider) {
+  const res = await fetch(base + "/oauth/token", {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: provider.store.tokens.refresh_token,
+      client_id: provider.store.client.client_id }),
+  });
+  const body = await res.json();
+  if (res.status !== 200 || !body.access_token) fail(`refresh after the restart: ${res.status} ${JSON.stringify(body)}`);
+  provider.store.tokens = body;
 }
 
 try {
-  const base = await startDemo();
+  const port = await freePort();
+  let base = await startDemo(port);
   const cb = await startCallback();
   profile = mkdtempSync(join(tmpdir(), "oauth-e2e-chromium-"));
   // A fresh profile each run (Playwright passes it as --user-data-dir).
@@ -139,8 +245,33 @@ try {
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
   const page = await browser.newPage();
-  await journey(base, cb, page, 1, "schema", {}, "structuredContent");
+  let t = Date.now();
+  const step = (msg) => {
+    console.log(`ok   ${msg} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+    t = Date.now();
+  };
+  const host = await journey(base, cb, page, 1, "schema", {}, "structuredContent");
+  step("1 source: 401 -> registration -> consent -> token (iss checked) -> schema served");
   await journey(base, cb, page, 3, "search", { q: "invoice" }, "source_mix=");
+  step("3 sources: package token -> search served by fan-out");
+  const geminiToken = await geminiJourney(base, page);
+  await callTool(new URL(base + "/mcp"), new TokenOnly(geminiToken), "schema", {}, "structuredContent");
+  step("Gemini CLI's MCP OAuth provider (enforces RFC 9207 iss) -> token -> schema served");
+
+  await stopDemo();
+  base = await startDemo(port);
+  await callTool(new URL(base + "/mcp"), host, "schema", {}, "structuredContent");
+  step("after a restart: the stored access token is served");
+  const stored = host.store.tokens.access_token;
+  await refresh(base, host);
+  await callTool(new URL(base + "/mcp"), host, "schema", {}, "structuredContent");
+  if (host.store.tokens.access_token === stored) fail("the refresh after the restart gave the same access token");
+  step("after a restart: the stored refresh token rotates");
+  const again = new Provider(cb.url);
+  again.store.client = host.store.client;
+  await journey(base, cb, page, 3, "search", { q: "invoice" }, "source_mix=", again);
+  if (again.store.client !== host.store.client) fail("the host registered again after the restart");
+  step("after a restart: the stored registration authorizes again without registering");
   cleanup();
   process.exit(0);
 } catch (e) {

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The hosted demo's OAuth journey with real clients: the TypeScript MCP SDK's
-# OAuth client and headless Chromium on the consent page, from the 401
-# challenge to a served tool call (e2e.mjs). Installs Chromium from Debian
-# when it is missing, and the SDK, playwright-core and Node 22 from npm next
-# to this script on first run.
+# OAuth client and Gemini CLI's MCP OAuth provider (gemini-oauth.mjs, which
+# enforces RFC 9207 iss), with headless Chromium on the consent page, from
+# the 401 challenge to a served tool call, then again across a restart of
+# the demo (e2e.mjs). Installs Chromium from Debian when it is missing, and
+# the SDK, Gemini CLI, playwright-core and Node 22 from npm next to this
+# script on first run.
 #
 #   scripts/oauth-e2e/run.sh                              # builds pdpp-mcp
 #   PDPP_MCP_BIN=bin/pdpp-mcp scripts/oauth-e2e/run.sh    # uses that binary
@@ -28,5 +30,6 @@ if [ -z "$bin" ]; then
 	go build -o "$bin" "$root/cmd/pdpp-mcp"
 fi
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-cp "$here/e2e.mjs" "$tools/e2e.mjs" # resolves its imports from $tools/node_modules
+# They resolve their imports from $tools/node_modules.
+cp "$here/e2e.mjs" "$here/gemini-oauth.mjs" "$tools/"
 "$tools/node_modules/.bin/node" "$tools/e2e.mjs" "$bin" "$(command -v chromium)"
