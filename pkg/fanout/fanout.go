@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -316,7 +317,23 @@ func (c *Client) Get(ctx context.Context, path string, q rs.Query) (*rs.Response
 	if conn != "" {
 		return c.routed(ctx, path, q, conn, stream)
 	}
+	if route == rs.RouteBlob && len(c.usable()) > 1 {
+		return nil, c.blobWithoutConnection()
+	}
 	return c.sourceRequired(ctx, path, q, stream)
+}
+
+// blobWithoutConnection answers a blob read that names no connection when
+// several members could be asked. A blob id grants nothing by itself and any
+// member could have named it, so no connection is offered: trying the
+// options in turn would send each member's token to its RS for an id another
+// member chose. The read names the connection of the record that references
+// the blob, as the handles the tools print do.
+func (c *Client) blobWithoutConnection() *rs.Error {
+	return c.synthetic(http.StatusConflict, "ambiguous_connection", "connection_id",
+		"This package reads several sources, and a blob is read through the connection of the record that references it. "+
+			"Pass the blob handle with its connection (pdpp://blob/{connection_id}/{blob_id}) as the record's fetch or query_records "+
+			"result printed it; when the handle names no connection, read that record again with its connection_id first.", "", nil, 0)
 }
 
 // routed sends a read to the one member connection_id selects.
@@ -325,7 +342,7 @@ func (c *Client) routed(ctx context.Context, path string, q rs.Query, conn, stre
 	if err != nil {
 		return nil, err
 	}
-	return c.call(ctx, i, path, withoutKeys(q, "source_id", "connector_id"), false)
+	return c.read(ctx, i, path, withoutKeys(q, "source_id", "connector_id"))
 }
 
 // sourceRequired serves a read that one source must answer when no
@@ -335,7 +352,7 @@ func (c *Client) sourceRequired(ctx context.Context, path string, q rs.Query, st
 		if why := c.unusableReason(0); why != "" {
 			return nil, c.unusableError(0, why)
 		}
-		return c.call(ctx, 0, path, q, false)
+		return c.read(ctx, 0, path, q)
 	}
 	var cands []int
 	for _, i := range c.usable() {
@@ -344,7 +361,7 @@ func (c *Client) sourceRequired(ctx context.Context, path string, q rs.Query, st
 		}
 	}
 	if len(cands) == 1 {
-		return c.call(ctx, cands[0], path, q, false)
+		return c.read(ctx, cands[0], path, q)
 	}
 	if len(cands) == 0 && stream != "" {
 		// Only members that cannot be used hold the stream: say so, rather
@@ -361,11 +378,27 @@ func (c *Client) sourceRequired(ctx context.Context, path string, q rs.Query, st
 		case 0:
 			return nil, c.allUnusableError()
 		case 1:
-			return c.call(ctx, cands[0], path, q, false)
+			return c.read(ctx, cands[0], path, q)
 		}
 	}
 	return nil, c.ambiguous(cands, "ambiguous_connection", "connection_id",
 		"This package reads several sources. Pass connection_id to select one. Use schema to discover the available connections.")
+}
+
+// read sends a read that member i answers alone and attests its answer:
+// what the member may not speak for is left out, or the answer refused
+// (attest.go).
+func (c *Client) read(ctx context.Context, i int, path string, q rs.Query) (*rs.Response, error) {
+	resp, err := c.call(ctx, i, path, q, false)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.attest(i, path, resp)
+	if err != nil || out != resp {
+		c.log.DebugContext(ctx, "fanout: answer spoke for a connection its source does not hold",
+			"route", rs.RouteOf(path).String(), "grant_id", c.members[i].GrantID, "refused_whole", err != nil)
+	}
+	return out, err
 }
 
 // call sends one request to member i with the caller's deadline (a routed
