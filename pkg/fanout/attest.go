@@ -133,6 +133,89 @@ func (c *Client) heldMember(idx int, k string, f gjson.Result, depth int) bool {
 	return true
 }
 
+// allClaimed is a fast check that an answer names no connection member idx
+// may not speak for, anywhere: every member named connection_id or
+// connector_instance_id, at any depth, has a string value the member may
+// claim, or a value that is not a string. It is true only when the
+// structural check (held, sift) would find nothing to leave out, so most
+// answers are passed on after one quick scan; when false, the structural
+// check decides.
+//
+// Both names end in _id, which the scan looks for (a far rarer start than a
+// quote). A key can be spelt with escapes in JSON, which a reader decodes:
+// both names are lower-case letters and underscores, so any escaped
+// spelling uses \u00XX for one of them, and a text with such an escape
+// anywhere is left to the structural check. A match inside a string (an
+// escaped quote before it) only makes the check more cautious.
+func (c *Client) allClaimed(idx int, text string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], `\u00`)
+		if j < 0 {
+			break
+		}
+		i += j + 4
+		if i+2 <= len(text) && escapesKeyByte(text[i:i+2]) {
+			return false
+		}
+	}
+	for i := 0; ; {
+		j := strings.Index(text[i:], `_id"`)
+		if j < 0 {
+			return true
+		}
+		head := text[:i+j]
+		i += j + len(`_id"`)
+		if !strings.HasSuffix(head, `"connection`) && !strings.HasSuffix(head, `"connector_instance`) {
+			continue
+		}
+		k := skipSpace(text, i)
+		if k >= len(text) || text[k] != ':' {
+			continue // not a member name
+		}
+		k = skipSpace(text, k+1)
+		if k >= len(text) || text[k] != '"' {
+			continue // not a string: it names nothing
+		}
+		end := strings.IndexByte(text[k+1:], '"')
+		if end < 0 {
+			return false
+		}
+		v := text[k+1 : k+1+end]
+		if strings.IndexByte(v, '\\') >= 0 || !c.claims(idx, v) {
+			return false
+		}
+	}
+}
+
+// escapesKeyByte reports whether the hex digits h after \u00 spell a
+// lower-case letter or an underscore.
+func escapesKeyByte(h string) bool {
+	hex := func(b byte) int {
+		switch {
+		case b >= '0' && b <= '9':
+			return int(b - '0')
+		case b >= 'a' && b <= 'f':
+			return int(b-'a') + 10
+		case b >= 'A' && b <= 'F':
+			return int(b-'A') + 10
+		}
+		return -1
+	}
+	hi, lo := hex(h[0]), hex(h[1])
+	if hi < 0 || lo < 0 {
+		return false
+	}
+	b := byte(hi<<4 | lo)
+	return b == '_' || b >= 'a' && b <= 'z'
+}
+
+func skipSpace(text string, i int) int {
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n') {
+		i++
+	}
+	return i
+}
+
 // eachHeld is held of every element of list (true when list is no array).
 func (c *Client) eachHeld(idx int, list gjson.Result, depth int) bool {
 	if !list.IsArray() {
@@ -241,9 +324,14 @@ func (s *sifter) filter(arr gjson.Result, keep func(gjson.Result) bool, inner fu
 // heldEntry is the keep rule of list entries.
 func (s *sifter) heldEntry(e gjson.Result) bool { return s.c.held(s.idx, e, 0) }
 
-// rows filters a list of records, hits or stream rows; granted_connections
-// inside kept rows are filtered too.
+// rows filters a list of records or hits.
 func (s *sifter) rows(arr gjson.Result) {
+	s.filter(arr, s.heldEntry, nil, &s.left)
+}
+
+// streamRows filters a list of streams; the granted_connections of kept
+// streams are filtered too.
+func (s *sifter) streamRows(arr gjson.Result) {
 	s.filter(arr, s.heldEntry, s.connectionLists, &s.left)
 }
 
@@ -269,7 +357,7 @@ func (s *sifter) schema(doc gjson.Result) {
 		case "granted_connections":
 			s.filter(v, s.heldEntry, nil, &s.left)
 		case "streams":
-			s.rows(v)
+			s.streamRows(v)
 		case "connectors":
 			s.filter(v, s.heldEntry, s.schemaConnector, &s.left)
 		case "data":
@@ -290,7 +378,7 @@ func (s *sifter) schemaConnector(con gjson.Result) {
 		case "granted_connections":
 			s.filter(v, s.heldEntry, nil, &s.left)
 		case "streams":
-			s.rows(v)
+			s.streamRows(v)
 		}
 		return true
 	})
@@ -324,7 +412,9 @@ func (s *sifter) top(root gjson.Result, sh shape) {
 			})
 		case "data":
 			switch {
-			case sh == shapeRecords || sh == shapeHits || sh == shapeStreams:
+			case sh == shapeStreams:
+				s.streamRows(v)
+			case sh == shapeRecords || sh == shapeHits:
 				if v.IsArray() {
 					s.rows(v)
 					break
@@ -362,17 +452,14 @@ func (r refused) any() bool { return r.entries+r.warnings > 0 }
 // answer that is one object naming such a connection, or that cannot be
 // edited safely, is an error.
 func (c *Client) sift(idx int, sh shape, body []byte) (refused, *sifter, error) {
-	if sh == shapeNone {
+	if sh == shapeNone || c.allClaimed(idx, view(body)) {
 		return refused{}, nil, nil
 	}
-	root := gjson.Parse(view(body))
+	root := parseRoot(body)
 	if !root.IsObject() {
 		// Not an answer the tools use: they refuse it as it is.
 		return refused{}, nil, nil
 	}
-	// gjson counts the children's indexes from the root's, which Parse
-	// leaves at 0 even after leading white space.
-	root.Index = len(body) - len(root.Raw)
 	s := &sifter{c: c, idx: idx, body: view(body)}
 	if s.top(root, sh); s.foreign {
 		return refused{}, nil, c.notHeld(idx)
@@ -382,6 +469,15 @@ func (c *Client) sift(idx int, sh shape, body []byte) (refused, *sifter, error) 
 		return r, nil, c.unattributable(idx)
 	}
 	return r, s, nil
+}
+
+// parseRoot parses body with the index of every value it yields counted
+// from the start of body: gjson counts the children's indexes from the
+// root's, which Parse leaves at 0 even after leading white space.
+func parseRoot(body []byte) gjson.Result {
+	root := gjson.Parse(view(body))
+	root.Index = len(body) - len(root.Raw)
+	return root
 }
 
 // notHeld is the error for an answer that speaks, as a whole, for a

@@ -36,12 +36,13 @@ const (
 
 // Answers of the lying member, by route. Each names its own connection in
 // some entries and the victim's or nobody's in others (marked FORGED),
-// including through the deprecated alias, a repeated key and an expanded
-// record. A member that does not lie answers the same routes with its own
+// including through the deprecated alias, a repeated key, an escaped key
+// and an expanded record; a record's own data may name anything. A member that does not lie answers the same routes with its own
 // entries only.
 var liarAnswers = map[string]string{
 	"/v1/streams/notes/records": `{"object":"list","url":"/v1/streams/notes/records","has_more":false,"data":[
- {"object":"record","id":"own1","stream":"notes","connection_id":"cin_attacker","data":{"title":"own note","blob_ref":{"blob_id":"own-blob","mime_type":"text/plain","size_bytes":9}}},
+ {"object":"record","id":"own1","stream":"notes","connection_id":"cin_attacker","data":{"title":"own note","router":{"connection_id":"wifi-7"},"blob_ref":{"blob_id":"own-blob","mime_type":"text/plain","size_bytes":9}}},
+ {"object":"record","id":"esc1","stream":"notes","connection\u005fid":"cin_victim","data":{"title":"FORGED through an escaped key"}},
  {"object":"record","id":"stolen","stream":"notes","connection_id":"cin_victim","display_name":"Victim Mail","data":{"title":"FORGED for the victim","blob_ref":{"blob_id":"chosen-by-attacker","mime_type":"text/plain","size_bytes":9}}},
  {"object":"record","id":"nobody1","stream":"notes","connection_id":"cin_nobody","data":{"title":"FORGED for nobody"}},
  {"object":"record","id":"alias1","stream":"notes","connector_instance_id":"cin_victim","data":{"title":"FORGED through the alias","blob_ref":{"blob_id":"chosen-by-attacker","mime_type":"text/plain"}}},
@@ -199,8 +200,8 @@ func TestMemberSpeaksOnlyForItsConnectionsOnEveryRead(t *testing.T) {
 	}
 	scoped := rs.Query{{Key: "connection_id", Value: attackerConn}}
 	reads := []read{
-		{"records page", "/v1/streams/notes/records", scoped, "source_entries_refused", "5 entr(ies) and 1 warning(s)",
-			[]string{`"own1"`, `"own2"`, "own warning", "own-blob"}},
+		{"records page", "/v1/streams/notes/records", scoped, "source_entries_refused", "6 entr(ies) and 1 warning(s)",
+			[]string{`"own1"`, `"own2"`, "own warning", "own-blob", "wifi-7"}},
 		{"record", "/v1/streams/notes/records/stolen", scoped, "", "", nil},
 		{"field window", "/v1/streams/notes/records/stolen/field-window", append(slices.Clone(scoped), rs.Param{Key: "field", Value: "body"}), "", "", nil},
 		{"aggregate warning", "/v1/streams/notes/aggregate", append(slices.Clone(scoped), rs.Param{Key: "metric", Value: "count"}),
@@ -258,6 +259,55 @@ func TestMemberSpeaksOnlyForItsConnectionsOnEveryRead(t *testing.T) {
 	}
 }
 
+// The quick scan every answer gets decides alone only when it sees no
+// claim to check: a record's own data may have a member named
+// connection_id naming anything (not a claim: the answer is passed on byte
+// for byte), while a claim spelt with escapes is decoded by every reader,
+// so it is found even when it is the only one.
+func TestClaimsFoundHoweverSpelt(t *testing.T) {
+	own := `{"object":"record","id":"r1","stream":"notes","connection_id":"cin_attacker","data":{"title":"own"}}`
+	for _, tc := range []struct {
+		name, row string
+		left      bool
+	}{
+		{"data naming anything", `{"object":"record","id":"r2","stream":"notes","connection_id":"cin_attacker","data":{"router":{"connection_id":"wifi-7"},"connection_id":"cin_victim"}}`, false},
+		{"escaped key", `{"object":"record","id":"r2","stream":"notes","connection\u005Fid":"cin_victim","data":{"title":"FORGED"}}`, true},
+		{"escaped alias", `{"object":"record","id":"r2","stream":"notes","\u0063onnector_instance_id":"cin_victim","data":{"title":"FORGED"}}`, true},
+		{"escaped value", `{"object":"record","id":"r2","stream":"notes","connection_id":"cin_vic\u0074im","data":{"title":"FORGED"}}`, true},
+		{"spaced", `{"object":"record","id":"r2","stream":"notes","connection_id" :  "cin_victim","data":{"title":"FORGED"}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			page := `{"object":"list","has_more":false,"data":[` + own
+			if tc.row != "" {
+				page += "," + tc.row
+			}
+			page += `]}`
+			liar := newLyingRS(t, map[string]string{"/v1/streams/notes/records": page}, false)
+			c, err := fanout.New(fanout.Options{Members: []fanout.Member{
+				{GrantID: "g_attacker", ConnectionIDs: []string{attackerConn}, RS: rsClient(t, liar.srv.URL, "tok-a")},
+				{GrantID: "g_victim", ConnectionIDs: []string{victimConn}, RS: rsClient(t, liar.srv.URL, "tok-v")},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Get(context.Background(), "/v1/streams/notes/records", rs.Query{{Key: "connection_id", Value: attackerConn}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.left {
+				if string(resp.Body) != page {
+					t.Errorf("answer changed:\n%s", resp.Body)
+				}
+				return
+			}
+			if strings.Contains(string(resp.Body), forged) || !strings.Contains(string(resp.Body), `"r1"`) {
+				t.Errorf("want only the member's own record:\n%s", resp.Body)
+			}
+			refusal(t, gjson.ParseBytes(resp.Body), "source_entries_refused")
+		})
+	}
+}
+
 // A member whose connections the package does not know may speak for a
 // connection no member holds (it may be its own), never for another
 // member's.
@@ -272,7 +322,7 @@ func TestMemberOfUnknownConnectionsSpeaksOnlyForNoOtherMembers(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "own1,nobody1,own2" {
 		t.Errorf("rows %s, want own1,nobody1,own2", got)
 	}
-	if w := refusal(t, doc, "source_entries_refused"); !strings.Contains(w.Get("message").Str, "4 entr(ies) and 1 warning(s)") {
+	if w := refusal(t, doc, "source_entries_refused"); !strings.Contains(w.Get("message").Str, "5 entr(ies) and 1 warning(s)") {
 		t.Errorf("warning %s", w.Raw)
 	}
 }

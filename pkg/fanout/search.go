@@ -389,7 +389,7 @@ func (c *Client) fuse(pages []*searchChild, limit int) []fused {
 		p := pages[best]
 		h := &p.fresh[p.taken]
 		p.taken++
-		if !c.held(p.idx, h.Raw, 0) {
+		if !c.allClaimed(p.idx, h.Raw.Raw) && !c.held(p.idx, h.Raw, 0) {
 			p.refused++
 			continue
 		}
