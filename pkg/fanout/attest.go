@@ -23,8 +23,7 @@ import (
 //     schema connector, stream or granted connection, a meta.warnings entry)
 //     that names a connection the member does not hold is left out, and the
 //     answer says how many in a meta.warnings entry (source_hits_refused for
-//     search hits, source_entries_refused for everything else), which the
-//     tools show in their text;
+//     search hits, source_entries_refused for everything else);
 //   - an answer that is one object (a record, a field window, an
 //     aggregation, a stream) and names such a connection is refused whole
 //     as rs_invalid_response: nothing of it can be kept.

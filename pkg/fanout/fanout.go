@@ -15,11 +15,15 @@
 //     selects, or the only usable member, or a bounded 409
 //     ambiguous_connection listing the options.
 //
-// A member speaks only for itself: a search hit naming a connection its
-// member does not hold is refused (source_hits_refused), and a read by
-// connection_id never goes to a member that merely claims a connection whose
-// holder could not be asked. Search cursors are signed and bound to the
-// package, the principal, the members and the query.
+// A member speaks only for itself, on every read (attest.go): a list entry
+// (a record, a hit, a stream, a connection) naming a connection its member
+// does not hold is left out and counted (source_hits_refused,
+// source_entries_refused), an answer that is one object naming one is
+// refused, a read by connection_id never goes to a member that merely claims
+// a connection whose holder could not be asked, and a blob read naming no
+// connection is not offered to every member. Search cursors are signed and
+// bound to the package, the principal, the members and the query; the
+// positions too long for a cursor are kept in a share per principal.
 //
 // Errors the fan-out makes itself are *rs.Error values, so the tools classify
 // them like any RS answer.
