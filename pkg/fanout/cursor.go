@@ -41,11 +41,14 @@ import (
 // be used, and one the tools refuse could never be passed back.
 const MaxCursorBytes = rs.MaxHandleBytes
 
-// Bounds of the store of positions too long to travel in the cursor.
+// Bounds of the store of positions too long to travel in the cursor: the
+// whole store, and the share of one principal in it.
 const (
-	StoredCursorTTL        = 30 * time.Minute
-	storedCursorMaxEntries = 4096
-	storedCursorMaxBytes   = 32 << 20
+	StoredCursorTTL          = 30 * time.Minute
+	storedCursorMaxEntries   = 4096
+	storedCursorMaxBytes     = 32 << 20
+	storedCursorShareEntries = storedCursorMaxEntries / 8
+	storedCursorShareBytes   = storedCursorMaxBytes / 8
 )
 
 // childState is one child's position.
@@ -92,15 +95,23 @@ func (c *Client) sign(prefix string, payload []byte) []byte {
 	return m.Sum(nil)[:16]
 }
 
-func (c *Client) encodeCursor(st *cursorState) string {
+func (c *Client) encodeCursor(st *cursorState) (string, error) {
 	payload, _ := json.Marshal(st) // strings, ints and bools always encode
 	enc := base64.RawURLEncoding
 	if s := cursorPrefix + enc.EncodeToString(payload) + "." + enc.EncodeToString(c.sign(cursorPrefix, payload)); len(s) <= MaxCursorBytes {
-		return s
+		return s, nil
 	}
-	id := c.store.put(payload, c.now())
-	return storedPrefix + id + "." + enc.EncodeToString(c.sign(storedPrefix, []byte(id)))
+	id, err := c.store.put(c.principal, payload, c.now())
+	if err != nil {
+		return "", err
+	}
+	return storedPrefix + id + "." + enc.EncodeToString(c.sign(storedPrefix, storedName(st.Q, id))), nil
 }
+
+// storedName is what a stored cursor's signature covers: the id of the
+// positions and what they page, so an id is refused for another query,
+// package or principal before the store is asked.
+func storedName(queryHash, id string) []byte { return []byte(queryHash + "." + id) }
 
 func (c *Client) decodeCursor(s, queryHash string) (*cursorState, error) {
 	stored := strings.HasPrefix(s, storedPrefix)
@@ -124,10 +135,10 @@ func (c *Client) decodeCursor(s, queryHash string) (*cursorState, error) {
 	}
 	var payload []byte
 	if stored {
-		if !hmac.Equal(mac, c.sign(storedPrefix, []byte(p))) {
+		if !hmac.Equal(mac, c.sign(storedPrefix, storedName(queryHash, p))) {
 			return nil, errBadCursor
 		}
-		if payload = c.store.get(p, c.now()); payload == nil {
+		if payload = c.store.get(c.principal, p, c.now()); payload == nil {
 			return nil, errExpiredCursor
 		}
 	} else {
@@ -179,69 +190,190 @@ func (c *Client) queryHash(path string, q rs.Query) string {
 }
 
 // cursorStore keeps positions too long for a cursor, bounded in entries,
-// bytes and age. Entries all live StoredCursorTTL, so the oldest is always
-// the first to expire and eviction is first in, first out.
+// bytes and age, in one share per principal: a principal never holds more
+// than its share, and when the whole store is full the entry dropped is the
+// oldest of the principal holding the most. So one principal filling the
+// store drops its own positions, never those of another that holds less.
+// Entries all live StoredCursorTTL, so the oldest is always the first to
+// expire, and within a share eviction is first in, first out.
 type cursorStore struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// Bounds of the whole store and of one principal's share.
+	maxEntries, maxBytes     int
+	shareEntries, shareBytes int
+	shares                   map[string]*cursorShare
+	entries, bytes           int
+	// order is every entry in insertion order, for expiry; entries evicted
+	// from their share are left in it until it is compacted.
+	order []storedRef
+	seq   uint64 // entries put so far
+}
+
+// cursorShare is one principal's positions.
+type cursorShare struct {
 	entries map[string]storedCursor
-	order   []string // insertion order; a prefix may already be gone
+	order   []string // insertion order
 	bytes   int
+	// first is the sequence number of its oldest entry.
+	first uint64
 }
 
 type storedCursor struct {
 	payload []byte
 	expires time.Time
+	seq     uint64
 }
 
-func newCursorStore() *cursorStore { return &cursorStore{entries: map[string]storedCursor{}} }
+type storedRef struct{ principal, id string }
+
+func newCursorStore() *cursorStore {
+	return newBoundedStore(storedCursorMaxEntries, storedCursorMaxBytes, storedCursorShareEntries, storedCursorShareBytes)
+}
+
+func newBoundedStore(maxEntries, maxBytes, shareEntries, shareBytes int) *cursorStore {
+	return &cursorStore{maxEntries: maxEntries, maxBytes: maxBytes, shareEntries: shareEntries, shareBytes: shareBytes,
+		shares: map[string]*cursorShare{}}
+}
 
 var processStore = newCursorStore()
 
-func (s *cursorStore) put(payload []byte, now time.Time) string {
+// errCursorTooLarge: positions over a principal's whole share cannot be
+// kept.
+var errCursorTooLarge = errors.New("fanout: cursor positions are larger than the store keeps for one principal")
+
+// put keeps payload for principal and returns its id.
+func (s *cursorStore) put(principal string, payload []byte, now time.Time) (string, error) {
+	if len(payload) > s.shareBytes || len(payload) > s.maxBytes {
+		return "", errCursorTooLarge
+	}
 	var raw [16]byte
 	_, _ = rand.Read(raw[:]) // crypto/rand does not fail on supported platforms
 	id := base64.RawURLEncoding.EncodeToString(raw[:])
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(now)
-	for len(s.order) > 0 && (len(s.entries) >= storedCursorMaxEntries || s.bytes+len(payload) > storedCursorMaxBytes) {
-		s.drop()
+	if own := s.shares[principal]; own != nil {
+		for len(own.order) > 0 && (len(own.entries) >= s.shareEntries || own.bytes+len(payload) > s.shareBytes) {
+			s.drop(principal, own)
+		}
 	}
-	s.entries[id] = storedCursor{payload: payload, expires: now.Add(StoredCursorTTL)}
-	s.order = append(s.order, id)
+	for s.entries >= s.maxEntries || s.bytes+len(payload) > s.maxBytes {
+		p, sh := s.largest(s.bytes+len(payload) > s.maxBytes)
+		if sh == nil {
+			break
+		}
+		s.drop(p, sh)
+	}
+	own := s.shares[principal]
+	if own == nil {
+		own = &cursorShare{entries: map[string]storedCursor{}}
+		s.shares[principal] = own
+	}
+	s.seq++
+	if len(own.order) == 0 {
+		own.first = s.seq
+	}
+	own.entries[id] = storedCursor{payload: payload, expires: now.Add(StoredCursorTTL), seq: s.seq}
+	own.order = append(own.order, id)
+	own.bytes += len(payload)
+	s.entries++
 	s.bytes += len(payload)
-	return id
+	if len(s.order) >= 2*s.maxEntries {
+		s.compact()
+	}
+	s.order = append(s.order, storedRef{principal, id})
+	return id, nil
 }
 
-func (s *cursorStore) get(id string, now time.Time) []byte {
+// largest is the share holding the most bytes (byBytes) or entries; among
+// equals, the one whose oldest entry is oldest.
+func (s *cursorStore) largest(byBytes bool) (string, *cursorShare) {
+	var bp string
+	var best *cursorShare
+	size := func(sh *cursorShare) int {
+		if byBytes {
+			return sh.bytes
+		}
+		return len(sh.entries)
+	}
+	for p, sh := range s.shares {
+		if best == nil || size(sh) > size(best) || size(sh) == size(best) && sh.first < best.first {
+			bp, best = p, sh
+		}
+	}
+	return bp, best
+}
+
+func (s *cursorStore) get(principal, id string, now time.Time) []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(now)
-	return s.entries[id].payload
+	if sh := s.shares[principal]; sh != nil {
+		return sh.entries[id].payload
+	}
+	return nil
 }
 
+// held reports whether ref's entry is still in its share.
+func (s *cursorStore) held(ref storedRef) (*cursorShare, bool) {
+	sh := s.shares[ref.principal]
+	if sh == nil {
+		return nil, false
+	}
+	_, ok := sh.entries[ref.id]
+	return sh, ok
+}
+
+// expire drops the entries that have lived StoredCursorTTL. The oldest
+// entry held is also the oldest of its share.
 func (s *cursorStore) expire(now time.Time) {
 	for len(s.order) > 0 {
-		e, ok := s.entries[s.order[0]]
-		if ok && now.Before(e.expires) {
-			return
+		ref := s.order[0]
+		if sh, ok := s.held(ref); ok {
+			if now.Before(sh.entries[ref.id].expires) {
+				return
+			}
+			s.drop(ref.principal, sh)
 		}
-		s.drop()
+		s.order[0] = storedRef{}
+		s.order = s.order[1:]
 	}
+	s.order = nil // let the backing array go
 }
 
-// drop forgets the oldest entry.
-func (s *cursorStore) drop() {
-	id := s.order[0]
-	s.order[0] = ""
-	s.order = s.order[1:]
-	if e, ok := s.entries[id]; ok {
-		s.bytes -= len(e.payload)
-		delete(s.entries, id)
+// compact forgets the references to entries no longer held.
+func (s *cursorStore) compact() {
+	kept := make([]storedRef, 0, s.entries+1)
+	for _, ref := range s.order {
+		if _, ok := s.held(ref); ok {
+			kept = append(kept, ref)
+		}
 	}
-	if len(s.order) == 0 {
-		s.order = nil // let the backing array go
+	s.order = kept
+}
+
+// drop forgets the share's oldest entry, and the share when it is empty.
+func (s *cursorStore) drop(principal string, sh *cursorShare) {
+	id := sh.order[0]
+	sh.order[0] = ""
+	sh.order = sh.order[1:]
+	e := sh.entries[id]
+	sh.bytes -= len(e.payload)
+	s.bytes -= len(e.payload)
+	s.entries--
+	delete(sh.entries, id)
+	if len(sh.order) == 0 {
+		delete(s.shares, principal)
+		return
 	}
+	sh.first = sh.entries[sh.order[0]].seq
+}
+
+// len is the number of entries and bytes held.
+func (s *cursorStore) len() (entries, bytes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.entries, s.bytes
 }
 
 // MinCursorKeyBytes is the shortest cursor signing key ReadCursorKey accepts.

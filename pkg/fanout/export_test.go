@@ -9,3 +9,13 @@ func SetClock(c *Client, now func() time.Time) {
 	c.now = now
 	c.store = newCursorStore()
 }
+
+// ShareSmallStore gives the clients one cursor store of maxEntries entries,
+// shareEntries of them for one principal, so a test reaches its bounds with
+// a few searches.
+func ShareSmallStore(maxEntries, shareEntries int, cs ...*Client) {
+	s := newBoundedStore(maxEntries, storedCursorMaxBytes, shareEntries, storedCursorShareBytes)
+	for _, c := range cs {
+		c.store = s
+	}
+}

@@ -15,11 +15,15 @@
 //     selects, or the only usable member, or a bounded 409
 //     ambiguous_connection listing the options.
 //
-// A member speaks only for itself: a search hit naming a connection its
-// member does not hold is refused (source_hits_refused), and a read by
-// connection_id never goes to a member that merely claims a connection whose
-// holder could not be asked. Search cursors are signed and bound to the
-// package, the principal, the members and the query.
+// A member speaks only for itself, on every read (attest.go): a list entry
+// (a record, a hit, a stream, a connection) naming a connection its member
+// does not hold is left out and counted (source_hits_refused,
+// source_entries_refused), an answer that is one object naming one is
+// refused, a read by connection_id never goes to a member that merely claims
+// a connection whose holder could not be asked, and a blob read naming no
+// connection is not offered to every member. Search cursors are signed and
+// bound to the package, the principal, the members and the query; the
+// positions too long for a cursor are kept in a share per principal.
 //
 // Errors the fan-out makes itself are *rs.Error values, so the tools classify
 // them like any RS answer.
@@ -41,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -316,7 +321,23 @@ func (c *Client) Get(ctx context.Context, path string, q rs.Query) (*rs.Response
 	if conn != "" {
 		return c.routed(ctx, path, q, conn, stream)
 	}
+	if route == rs.RouteBlob && len(c.usable()) > 1 {
+		return nil, c.blobWithoutConnection()
+	}
 	return c.sourceRequired(ctx, path, q, stream)
+}
+
+// blobWithoutConnection answers a blob read that names no connection when
+// several members could be asked. A blob id grants nothing by itself and any
+// member could have named it, so no connection is offered: trying the
+// options in turn would send each member's token to its RS for an id another
+// member chose. The read names the connection of the record that references
+// the blob, as the handles the tools print do.
+func (c *Client) blobWithoutConnection() *rs.Error {
+	return c.synthetic(http.StatusConflict, "ambiguous_connection", "connection_id",
+		"This package reads several sources, and a blob is read through the connection of the record that references it. "+
+			"Pass the blob handle with its connection (pdpp://blob/{connection_id}/{blob_id}) as the record's fetch or query_records "+
+			"result printed it; when the handle names no connection, read that record again with its connection_id first.", "", nil, 0)
 }
 
 // routed sends a read to the one member connection_id selects.
@@ -325,7 +346,7 @@ func (c *Client) routed(ctx context.Context, path string, q rs.Query, conn, stre
 	if err != nil {
 		return nil, err
 	}
-	return c.call(ctx, i, path, withoutKeys(q, "source_id", "connector_id"), false)
+	return c.read(ctx, i, path, withoutKeys(q, "source_id", "connector_id"))
 }
 
 // sourceRequired serves a read that one source must answer when no
@@ -335,7 +356,7 @@ func (c *Client) sourceRequired(ctx context.Context, path string, q rs.Query, st
 		if why := c.unusableReason(0); why != "" {
 			return nil, c.unusableError(0, why)
 		}
-		return c.call(ctx, 0, path, q, false)
+		return c.read(ctx, 0, path, q)
 	}
 	var cands []int
 	for _, i := range c.usable() {
@@ -344,7 +365,7 @@ func (c *Client) sourceRequired(ctx context.Context, path string, q rs.Query, st
 		}
 	}
 	if len(cands) == 1 {
-		return c.call(ctx, cands[0], path, q, false)
+		return c.read(ctx, cands[0], path, q)
 	}
 	if len(cands) == 0 && stream != "" {
 		// Only members that cannot be used hold the stream: say so, rather
@@ -361,11 +382,27 @@ func (c *Client) sourceRequired(ctx context.Context, path string, q rs.Query, st
 		case 0:
 			return nil, c.allUnusableError()
 		case 1:
-			return c.call(ctx, cands[0], path, q, false)
+			return c.read(ctx, cands[0], path, q)
 		}
 	}
 	return nil, c.ambiguous(cands, "ambiguous_connection", "connection_id",
 		"This package reads several sources. Pass connection_id to select one. Use schema to discover the available connections.")
+}
+
+// read sends a read that member i answers alone and attests its answer:
+// what the member may not speak for is left out, or the answer refused
+// (attest.go).
+func (c *Client) read(ctx context.Context, i int, path string, q rs.Query) (*rs.Response, error) {
+	resp, err := c.call(ctx, i, path, q, false)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.attest(i, path, resp)
+	if err != nil || out != resp {
+		c.log.DebugContext(ctx, "fanout: answer spoke for a connection its source does not hold",
+			"route", rs.RouteOf(path).String(), "grant_id", c.members[i].GrantID, "refused_whole", err != nil)
+	}
+	return out, err
 }
 
 // call sends one request to member i with the caller's deadline (a routed

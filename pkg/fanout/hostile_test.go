@@ -59,6 +59,29 @@ func TestMemberCannotSpeakForAnother(t *testing.T) {
 	}
 }
 
+// A hit naming a connection no member holds is refused like one naming
+// another member's: its member holds known connections, and this is not one
+// of them.
+func TestHitForAConnectionNobodyHoldsIsRefused(t *testing.T) {
+	honest := newScripted(t, "cin_honest", hits("h", 2, -1))
+	liar := newScripted(t, "cin_liar", hits("l", 3, -2))
+	liar.claim = "cin_nobody"
+	c, err := fanout.New(fanout.Options{Members: []fanout.Member{honest.member(t, "g_honest"), liar.member(t, "g_liar")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := get(t, c, searchPath, rs.Query{{Key: "q", Value: "x"}})
+	for _, k := range keys(doc) {
+		if !strings.HasPrefix(k, "cin_honest/") {
+			t.Errorf("hit %s kept", k)
+		}
+	}
+	w := doc.Get(`meta.warnings.#(code=="source_hits_refused")`)
+	if w.Get("source.grant_id").Str != "g_liar" || !strings.Contains(w.Get("message").Str, "3 hit(s)") {
+		t.Errorf("no source_hits_refused warning counting the liar's 3 hits: %s", doc.Get("meta").Raw)
+	}
+}
+
 // Hits without a connection of their own, from members whose connections are
 // unknown, merge only within one member.
 func TestHitsWithoutConnectionMergeOnlyWithinTheirMember(t *testing.T) {
@@ -207,35 +230,111 @@ func TestStoredCursorExpires(t *testing.T) {
 	}
 }
 
-// A cursor is bound to the package and the principal: a second package whose
-// members have the same grant ids at another RS, or the same package read for
-// another principal, refuses it.
+// A cursor is bound to the package and the principal: the same members read
+// as another package, or for another principal, refuse it, and so does a
+// package whose members have the same grant ids at another RS; the same
+// package for the same principal (another client, as hosted mode builds one
+// per request) accepts it. Both kinds of cursor: positions carried in the
+// cursor, and positions kept by the process.
 func TestCursorBoundToPackageAndPrincipal(t *testing.T) {
-	pkg := func(principal string) *fanout.Client {
+	for _, childCursor := range []int{0, 2000} {
+		t.Run("child cursor "+strconv.Itoa(childCursor), func(t *testing.T) {
+			members := func() []fanout.Member {
+				var ms []fanout.Member
+				for i := range 3 {
+					s := newScripted(t, "cin_"+strconv.Itoa(i), hits("h"+strconv.Itoa(i), 5, -3))
+					if childCursor > 0 {
+						s.cursor = strings.Repeat("c", childCursor)
+					}
+					ms = append(ms, s.member(t, "g"+strconv.Itoa(i)))
+				}
+				return ms
+			}
+			ms := members()
+			pkg := func(ms []fanout.Member, id, principal string) *fanout.Client {
+				t.Helper()
+				c, err := fanout.New(fanout.Options{Members: ms, PackageID: id, Principal: principal})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			// One hit per page uses up one member's page at a time, so by
+			// the third page every member's cursor is in the composite one.
+			q := rs.Query{{Key: "q", Value: "x"}, {Key: "limit", Value: "1"}}
+			first := pkg(ms, "pkg_1", "alice")
+			next := ""
+			for range 3 {
+				qq := slices.Clone(q)
+				if next != "" {
+					qq.Add("cursor", next)
+				}
+				next = get(t, first, searchPath, qq).Get("next_cursor").Str
+			}
+			if stored := strings.HasPrefix(next, "fo2s."); stored != (childCursor > 0) {
+				t.Fatalf("cursor %.40q…: stored %v, want %v", next, stored, childCursor > 0)
+			}
+			withCursor := append(slices.Clone(q), rs.Param{Key: "cursor", Value: next})
+			get(t, pkg(ms, "pkg_1", "alice"), searchPath, withCursor)
+			for name, c := range map[string]*fanout.Client{
+				"another package":              pkg(ms, "pkg_2", "alice"),
+				"another principal":            pkg(ms, "pkg_1", "bob"),
+				"same grant ids at another RS": pkg(members(), "pkg_1", "alice"),
+			} {
+				_, err := c.Get(context.Background(), searchPath, withCursor)
+				if err == nil {
+					t.Errorf("%s: the cursor was accepted", name)
+					continue
+				}
+				if re := rsErr(t, err); re.Code != "invalid_cursor" {
+					t.Errorf("%s: %+v, want invalid_cursor", name, re)
+				}
+			}
+		})
+	}
+}
+
+// A principal that fills its share of the stored positions drops its own,
+// never another principal's: after one principal's many searches, another's
+// cursor still continues its search.
+func TestStoredCursorsOfOnePrincipalSurviveAnothersSearches(t *testing.T) {
+	var ms []fanout.Member
+	for i := range 3 {
+		s := newScripted(t, "cin_"+strconv.Itoa(i), hits("h"+strconv.Itoa(i), 4, -3))
+		s.cursor = strings.Repeat("c", 2000)
+		ms = append(ms, s.member(t, "g"+strconv.Itoa(i)))
+	}
+	alice, err := fanout.New(fanout.Options{Members: ms, PackageID: "pkg", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory, err := fanout.New(fanout.Options{Members: ms, PackageID: "pkg", Principal: "mallory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Room for 4 positions, 2 per principal.
+	fanout.ShareSmallStore(4, 2, alice, mallory)
+	storedCursor := func(c *fanout.Client, q string) (rs.Query, string) {
 		t.Helper()
-		a := newScripted(t, "cin_a", hits("a", 5, -3))
-		b := newScripted(t, "cin_b", hits("b", 5, -3))
-		c, err := fanout.New(fanout.Options{Members: []fanout.Member{a.member(t, "ga"), b.member(t, "gb")}, Principal: principal, PackageID: "pkg_1"})
-		if err != nil {
-			t.Fatal(err)
+		qq := rs.Query{{Key: "q", Value: q}, {Key: "limit", Value: "1"}}
+		next := ""
+		for range 3 {
+			page := slices.Clone(qq)
+			if next != "" {
+				page.Add("cursor", next)
+			}
+			next = get(t, c, searchPath, page).Get("next_cursor").Str
 		}
-		return c
+		if !strings.HasPrefix(next, "fo2s.") {
+			t.Fatalf("cursor %.40q… is not a stored one", next)
+		}
+		return qq, next
 	}
-	first := pkg("alice")
-	q := rs.Query{{Key: "q", Value: "x"}, {Key: "limit", Value: "2"}}
-	next := get(t, first, searchPath, q).Get("next_cursor").Str
-	withCursor := append(slices.Clone(q), rs.Param{Key: "cursor", Value: next})
-	get(t, first, searchPath, withCursor)
-	for name, c := range map[string]*fanout.Client{"same grant ids at another RS": pkg("alice"), "another principal": pkg("bob")} {
-		_, err := c.Get(context.Background(), searchPath, withCursor)
-		if err == nil {
-			t.Errorf("%s: the first package's cursor was accepted", name)
-			continue
-		}
-		if re := rsErr(t, err); re.Code != "invalid_cursor" {
-			t.Errorf("%s: cursor of the first package accepted: %+v", name, re)
-		}
+	q, aliceNext := storedCursor(alice, "alice's")
+	for i := range 4 {
+		storedCursor(mallory, "mallory's "+strconv.Itoa(i))
 	}
+	get(t, alice, searchPath, append(q, rs.Param{Key: "cursor", Value: aliceNext}))
 }
 
 // schemaRS is a loopback RS that answers schema with the connections it

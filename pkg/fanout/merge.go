@@ -84,7 +84,7 @@ func tagObject(t []kv) string {
 type warning struct {
 	Code    string          `json:"code"`
 	Message string          `json:"message"`
-	Source  json.RawMessage `json:"source"`
+	Source  json.RawMessage `json:"source,omitempty"`
 }
 
 // childWarning reports a child that failed in a fan-out. The merge goes on
@@ -131,18 +131,9 @@ func (c *Client) unusableWarnings(skip map[int]bool) []warning {
 func (c *Client) refusedWarnings(pages []*searchChild) []warning {
 	var out []warning
 	for _, p := range pages {
-		if p.refused == 0 {
-			continue
+		if p.refused > 0 {
+			out = append(out, c.refusedWarning(p.idx, codeHitsRefused, refused{entries: p.refused}))
 		}
-		m := &c.members[p.idx]
-		label := m.DisplayName
-		if label == "" {
-			label = m.GrantID
-		}
-		out = append(out, warning{Code: "source_hits_refused",
-			Message: "Source " + strconv.Quote(label) + " returned " + strconv.Itoa(p.refused) +
-				" hit(s) naming a connection it does not hold; they are left out, and no other source's records are affected.",
-			Source: json.RawMessage(tagObject(c.tag(p.idx)))})
 	}
 	return out
 }
@@ -196,7 +187,7 @@ func (c *Client) schema(ctx context.Context, path string, q rs.Query, conn strin
 		}
 		switch {
 		case len(holders) == 1:
-			return c.call(ctx, holders[0], path, q, false)
+			return c.read(ctx, holders[0], path, q)
 		case len(holders) > 1:
 			return nil, c.ambiguous(holders, "ambiguous_schema_detail", "connection_id",
 				"Stream "+strconv.Quote(stream)+" is granted by several sources of this package. Pass connection_id to choose the one whose full schema to read.")
@@ -259,7 +250,15 @@ func (c *Client) mergeSchema(chs []child) (*rs.Response, error) {
 	var base gjson.Result
 	var connectors, streams, granted [][]byte
 	seen := map[string]bool{}
+	var left []warning
 	warns, err := c.gather(chs, func(ch child) bool {
+		r, ok := c.siftChild(&ch, shapeSchema)
+		if !ok {
+			return false
+		}
+		if r.any() {
+			left = append(left, c.refusedWarning(ch.idx, codeEntriesRefused, r))
+		}
 		doc := schemaDoc(ch.resp.Body)
 		if !doc.IsObject() {
 			return false
@@ -310,6 +309,7 @@ func (c *Client) mergeSchema(chs []child) (*rs.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	warns = append(warns, left...)
 	join := func(items [][]byte) string { return string(jsonw.Array(items)) }
 	set := []kv{{"connectors", join(connectors)}}
 	if streams != nil || base.Get("streams").Exists() {
@@ -364,7 +364,15 @@ func (c *Client) streams(ctx context.Context, path string, q rs.Query) (*rs.Resp
 		return nil, err
 	}
 	var rows [][]byte
+	var left []warning
 	warns, err := c.gather(chs, func(ch child) bool {
+		r, ok := c.siftChild(&ch, shapeStreams)
+		if !ok {
+			return false
+		}
+		if r.any() {
+			left = append(left, c.refusedWarning(ch.idx, codeEntriesRefused, r))
+		}
 		t := c.tag(ch.idx)
 		tagged := append([]kv{{"source", tagObject(t)}}, t...)
 		gjson.GetBytes(ch.resp.Body, "data").ForEach(func(_, v gjson.Result) bool {
@@ -381,6 +389,7 @@ func (c *Client) streams(ctx context.Context, path string, q rs.Query) (*rs.Resp
 	if err != nil {
 		return nil, err
 	}
+	warns = append(warns, left...)
 	var out bytes.Buffer
 	out.WriteString(`{"object":"list","url":`)
 	out.WriteString(jsonw.String(path))

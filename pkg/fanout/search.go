@@ -168,14 +168,19 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 	hits := c.fuse(pages, limit)
 	warns = append(warns, c.refusedWarnings(pages)...)
 
-	hasMore, next := c.advance(pages, route, order, states, qh)
+	hasMore, next, err := c.advance(pages, route, order, states, qh)
+	if err != nil {
+		// The page stands; only its continuation cannot be kept.
+		warns = append(warns, warning{Code: "partial_results", Message: "has_more=true and next_cursor is not emitted: " +
+			"the positions of this search across its sources are larger than pdpp-mcp keeps. Search with connection_id to page one source."})
+	}
 	return synthResponse(c.searchBody(path, hits, pages, hasMore, next, limit, len(active), warns)), nil
 }
 
 // advance moves each child's state past what this page took from it, and
 // reports whether any child has more and the cursor that resumes them (none
-// for hybrid search, which returns one page).
-func (c *Client) advance(pages []*searchChild, route rs.Route, order []int, states map[string]*childState, qh string) (bool, string) {
+// for hybrid search, which returns one page), or why there is none.
+func (c *Client) advance(pages []*searchChild, route rs.Route, order []int, states map[string]*childState, qh string) (bool, string, error) {
 	hasMore := false
 	for _, p := range pages {
 		st := p.state
@@ -204,9 +209,10 @@ func (c *Client) advance(pages []*searchChild, route rs.Route, order []int, stat
 		hasMore = true
 	}
 	if hasMore && route != rs.RouteSearchHybrid {
-		return true, c.encodeCursor(&cs)
+		next, err := c.encodeCursor(&cs)
+		return true, next, err
 	}
-	return hasMore, ""
+	return hasMore, "", nil
 }
 
 // childStates is where each member in play stands: as the cursor says when
@@ -324,29 +330,12 @@ func before(a, b *searchHit, pa, pb int) bool {
 	return pa < pb
 }
 
-// Attribution: a member speaks only for itself. A hit that names a
-// connection its member does not hold (or, when the member's connections are
-// unknown, one another member holds) is refused: it is left out and counted
-// in a source_hits_refused warning, never shown as the other source's
-// record. Every hit that is kept names a connection its member holds, or
-// none, and then takes its member's own.
-
-// claims reports whether member idx may speak for connection conn.
-func (c *Client) claims(idx int, conn string) bool {
-	if conn == "" {
-		return true
-	}
-	m := &c.members[idx]
-	if len(m.ConnectionIDs) > 0 {
-		return m.hasConnection(conn)
-	}
-	for i := range c.members {
-		if i != idx && c.members[i].hasConnection(conn) {
-			return false
-		}
-	}
-	return true
-}
+// Attribution: a member speaks only for itself (attest.go). A hit that
+// names a connection its member does not hold (or, when the member's
+// connections are unknown, one another member holds) is refused: it is left
+// out and counted in a source_hits_refused warning, never shown as the other
+// source's record. Every hit that is kept names a connection its member
+// holds, or none, and then takes its member's own.
 
 // hitKey identifies a record across children: its connection (which the
 // member holds, see claims), connector, stream and key. A hit with no
@@ -400,7 +389,7 @@ func (c *Client) fuse(pages []*searchChild, limit int) []fused {
 		p := pages[best]
 		h := &p.fresh[p.taken]
 		p.taken++
-		if !c.claims(p.idx, h.ConnectionID) {
+		if !c.allClaimed(p.idx, h.Raw.Raw) && !c.held(p.idx, h.Raw, 0) {
 			p.refused++
 			continue
 		}
