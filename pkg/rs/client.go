@@ -228,14 +228,24 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	}
 	n := len(body)
 	res.shrink(int64(cap(body)))
+	k := newBearer(tok)
+	typeSpells := k.scrubHeader(resp.Header)
 	if blob && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		// A blob's bytes are the answer itself: repairing UTF-8 or
-		// redacting would change them (and their sha256). Whoever shows
-		// them as text makes that text valid UTF-8. Bytes that hold the bearer are
-		// refused rather than altered.
-		if tok != "" && containsAny(body, tokenForms(tok)) {
+		// redacting would change them (and their sha256), and its
+		// Content-Type says what they are. Whoever shows them as text makes
+		// that text valid UTF-8. A blob that spells the bearer is refused
+		// rather than altered.
+		what := ""
+		switch {
+		case k.in(body):
+			what = "the blob holds the bearer token"
+		case typeSpells || k.inMediaType(resp.Header.Get("Content-Type")):
+			what = "the blob's Content-Type holds the bearer token"
+		}
+		if what != "" {
 			return nil, n, &TransportError{Code: CodeInvalidResponse, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
-				Err: fmt.Errorf("GET %s: the blob holds the bearer token, so pdpp-mcp does not pass it on", path)}
+				Err: fmt.Errorf("GET %s: %s (as it is or once decoded), so pdpp-mcp does not pass it on", path, what)}
 		}
 		resp.Header.Del("Request-Id")
 		kept = true
@@ -244,13 +254,17 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	}
 	// Everything below works on bytes that can reach a result: valid
 	// UTF-8, no token in any spelling.
-	body = redact(validUTF8(body), tok)
+	body = k.redact(validUTF8(body))
 	declaredJSON := isJSON(mediaType(resp.Header))
 	jsonish := declaredJSON || looksJSON(body)
 	var valid, deep bool
 	longest := math.MaxInt // unknown until scanned
 	if jsonish {
 		valid, deep, longest = scanJSON(body, MaxDepth)
+	}
+	if !(jsonish && valid) && k.in(body) {
+		// Only valid JSON has strings to cut a spelling out of.
+		body = []byte(redactedBody)
 	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
