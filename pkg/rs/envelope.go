@@ -21,8 +21,12 @@ const maxTextMessage = 512
 // a Message. The body may echo tok: every string taken from it is redacted
 // (after decoding), made valid UTF-8 and bounded. deep says the body nests deeper than MaxDepth and must not be parsed.
 func parseErrorTok(status int, header http.Header, body []byte, tok string, deep bool) *Error {
+	return parseError(status, header, body, newBearer(tok), deep)
+}
+
+// parseError is parseErrorTok with the token's spellings made already.
+func parseError(status int, header http.Header, body []byte, k *bearer, deep bool) *Error {
 	e := &Error{Status: status}
-	k := newBearer(tok)
 	if header != nil {
 		e.RequestID = header.Get("Request-Id")
 		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
@@ -85,7 +89,7 @@ func parseErrorTok(status int, header http.Header, body []byte, tok string, deep
 	e.Param = cleanString(e.Param, k, MaxIdentifierBytes)
 	e.RetryWith = cleanString(e.RetryWith, k, MaxIdentifierBytes)
 	e.Message = cleanString(e.Message, k, MaxMessageBytes)
-	e.RequestID = cleanRequestID(e.RequestID, tok)
+	e.RequestID = cleanRequestID(e.RequestID, k)
 
 	if e.Code == "" {
 		e.Code = "http_" + strconv.Itoa(status)

@@ -334,15 +334,17 @@ func (k *bearer) redact(body []byte) []byte {
 	}
 	if looksJSON(body) {
 		// Without a backslash, a string's value is its raw text: when the
-		// body holds no form, only a percent-encoded one is left to find.
-		if bytes.IndexByte(body, '\\') >= 0 || containsAny(body, k.forms) ||
-			bytes.IndexByte(body, '%') >= 0 && k.in(body) {
-			body = k.redactStrings(body)
+		// body holds no form, only a percent-encoded one is left to find,
+		// and without one either the passes below would find nothing.
+		if bytes.IndexByte(body, '\\') < 0 && !containsAny(body, k.forms) &&
+			!k.decodedIn(body) {
+			return body
 		}
+		body = k.redactStrings(body)
 	}
 	for _, form := range k.forms {
-		if bytes.Contains(body, []byte(form)) {
-			body = bytes.ReplaceAll(body, []byte(form), []byte(redacted))
+		if bytes.Contains(body, form) {
+			body = bytes.ReplaceAll(body, form, []byte(redacted))
 		}
 	}
 	return body
@@ -381,7 +383,7 @@ func (k *bearer) redactStrings(body []byte) []byte {
 		}
 		s := string(decoded)
 		for _, f := range k.forms {
-			s = strings.ReplaceAll(s, f, redacted)
+			s = strings.ReplaceAll(s, string(f), redacted)
 		}
 		if k.inString(s) {
 			s = redacted
@@ -431,7 +433,7 @@ func validUTF8(b []byte) []byte {
 func cleanString(s string, k *bearer, limit int) string {
 	if k.inString(s) {
 		for _, f := range k.forms {
-			s = strings.ReplaceAll(s, f, redacted)
+			s = strings.ReplaceAll(s, string(f), redacted)
 		}
 		if k.inString(s) {
 			s = redacted
@@ -459,8 +461,8 @@ const maxRequestID = 128
 // cleanRequestID keeps a request id only when it looks like one: short, of
 // [A-Za-z0-9._:-], and not holding the token. Anything else is dropped, not
 // cut, because a partial id helps nobody and a long one may carry data.
-func cleanRequestID(s, tok string) string {
-	if s == "" || len(s) > maxRequestID || (tok != "" && strings.Contains(s, tok)) {
+func cleanRequestID(s string, k *bearer) string {
+	if s == "" || len(s) > maxRequestID || k.inString(s) {
 		return ""
 	}
 	for i := 0; i < len(s); i++ {
@@ -477,6 +479,6 @@ func cleanRequestID(s, tok string) string {
 // describeLocation renders a redirect target for an error message as every
 // client of the process does (outbound.Location: no query, bounded), with
 // the token taken out should it sit in the path.
-func describeLocation(loc, tok string) string {
-	return strconv.Quote(cleanString(outbound.Location(loc), newBearer(tok), 200))
+func describeLocation(loc string, k *bearer) string {
+	return strconv.Quote(cleanString(outbound.Location(loc), k, 200))
 }

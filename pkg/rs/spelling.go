@@ -15,13 +15,16 @@ import (
 // bearer is the token a client sends, in the spellings an answer could echo
 // it in. The rule it serves is written out at redact, in sanitize.go.
 type bearer struct {
+	tok string
 	// forms are the token as sent and its query- and path-escaped
 	// spellings (a server echoing it in a link escapes it one way or the
 	// other).
-	forms []string
+	forms [][]byte
 	// longest is the length of the longest form: how far back a spelling
 	// cut by a window's edge can start.
 	longest int
+	// has marks the bytes the forms are made of.
+	has [256]bool
 }
 
 // newBearer returns the spellings of tok, or nil when no token is sent.
@@ -30,10 +33,28 @@ func newBearer(tok string) *bearer {
 	if tok == "" {
 		return nil
 	}
-	k := &bearer{forms: tokenForms(tok)}
-	for _, f := range k.forms {
+	k := &bearer{tok: tok}
+	for _, f := range tokenForms(tok) {
+		k.forms = append(k.forms, []byte(f))
 		k.longest = max(k.longest, len(f))
+		for i := 0; i < len(f); i++ {
+			k.has[f[i]] = true
+		}
 	}
+	return k
+}
+
+// bearer returns the spellings of tok, made once per token: a client sends
+// the same one call after call, and its spellings are read on every answer.
+func (c *Client) bearer(tok string) *bearer {
+	if tok == "" {
+		return nil
+	}
+	if k := c.spellings.Load(); k != nil && k.tok == tok {
+		return k
+	}
+	k := newBearer(tok)
+	c.spellings.Store(k)
 	return k
 }
 
@@ -49,15 +70,18 @@ func newBearer(tok string) *bearer {
 // logging layer makes by accident.
 //
 // b is read once per decoding, through a window of a few KiB, never copied
-// whole; a b without '\' or '%' is searched only as it is.
+// whole; a b with no '\' and no percent escape of a byte the token holds
+// (percentMay) is searched only as it is.
 func (k *bearer) in(b []byte) bool {
 	if k == nil {
 		return false
 	}
-	if containsAny(b, k.forms) {
-		return true
-	}
-	esc, pct := bytes.IndexByte(b, '\\') >= 0, bytes.IndexByte(b, '%') >= 0
+	return containsAny(b, k.forms) || k.decodedIn(b)
+}
+
+// decodedIn is in without the literal search, for a b already searched.
+func (k *bearer) decodedIn(b []byte) bool {
+	esc, pct := bytes.IndexByte(b, '\\') >= 0, k.percentMay(b)
 	if !esc && !pct {
 		return false
 	}
@@ -74,9 +98,25 @@ func (k *bearer) in(b []byte) bool {
 	if esc {
 		s.unescape(k, b)
 		s.json.end(k)
-		s.pct.end(k)
 	}
 	return s.json.found || s.pct.out.found
+}
+
+// percentMay reports whether a percent escape of b decodes to a byte the
+// token's forms hold. When none does, every byte of a spelling found by
+// percent-decoding b was in b as it is, and the literal search has already
+// looked: most text with a % ("50%", "%20", "%C3%A9") is not decoded.
+func (k *bearer) percentMay(b []byte) bool {
+	for {
+		i := bytes.IndexByte(b, '%')
+		if i < 0 || i+2 >= len(b) {
+			return false
+		}
+		if isHex(b[i+1]) && isHex(b[i+2]) && k.has[unhex(b[i+1])<<4|unhex(b[i+2])] {
+			return true
+		}
+		b = b[i+1:]
+	}
 }
 
 // inString is in for a string, without copying it.
@@ -160,7 +200,7 @@ var scans = sync.Pool{New: func() any { return new(spellScan) }}
 // spellScan is one run of in: each decoding of b fills a window that is
 // searched whenever it is full.
 type spellScan struct {
-	json window         // b with JSON escapes decoded
+	json window         // b with JSON escapes decoded; passed on to pct
 	pct  percentDecoder // json, percent-decoded
 	raw  percentDecoder // b, percent-decoded
 }
@@ -169,25 +209,25 @@ func (s *spellScan) reset(k *bearer) {
 	s.json.reset(k)
 	s.pct.reset(k)
 	s.raw.reset(k)
+	s.json.next = &s.pct
 }
 
 // unescape decodes the JSON escapes of b (leniently, as unescapeJSON does)
-// into s.json and, through the percent decoder, s.pct.
+// into s.json, escapes straight into its buffer.
 func (s *spellScan) unescape(k *bearer, b []byte) {
-	var one [utf8.UTFMax]byte
-	for len(b) > 0 && !s.json.found && !s.pct.out.found {
+	w := &s.json
+	for len(b) > 0 && !w.found && !s.pct.out.found {
 		i := bytes.IndexByte(b, '\\')
 		if i < 0 {
-			i = len(b)
-		}
-		s.json.write(k, b[:i])
-		s.pct.percent(k, b[:i])
-		if i == len(b) {
+			w.write(k, b)
 			return
 		}
-		dec, n := unescapeOne(one[:0], b[i:])
-		s.json.write(k, dec)
-		s.pct.percent(k, dec)
+		w.write(k, b[:i])
+		if cap(w.buf)-len(w.buf) < utf8.UTFMax {
+			w.search(k)
+		}
+		var n int
+		w.buf, n = unescapeOne(w.buf, b[i:])
 		b = b[i+n:]
 	}
 }
@@ -202,13 +242,17 @@ const windowBytes = 8 << 10
 type window struct {
 	buf   []byte
 	found bool
+	// next, when set, decodes the stream further: buf[fed:] is what it
+	// has not been given yet.
+	next *percentDecoder
+	fed  int
 }
 
 func (w *window) reset(k *bearer) {
 	if n := max(windowBytes, 2*k.longest); cap(w.buf) < n {
 		w.buf = make([]byte, 0, n)
 	}
-	w.buf, w.found = w.buf[:0], false
+	w.buf, w.found, w.next, w.fed = w.buf[:0], false, nil, 0
 }
 
 func (w *window) write(k *bearer, p []byte) {
@@ -222,18 +266,25 @@ func (w *window) write(k *bearer, p []byte) {
 }
 
 func (w *window) search(k *bearer) {
+	if w.next != nil {
+		w.next.percent(k, w.buf[w.fed:])
+	}
 	if containsAny(w.buf, k.forms) {
 		w.found = true
 		return
 	}
 	keep := min(k.longest-1, len(w.buf))
 	w.buf = w.buf[:copy(w.buf, w.buf[len(w.buf)-keep:])]
+	w.fed = len(w.buf)
 }
 
-// end searches what is left in the window.
+// end searches what is left in the window, and ends the next decoder.
 func (w *window) end(k *bearer) {
 	if !w.found {
 		w.search(k)
+	}
+	if w.next != nil {
+		w.next.end(k)
 	}
 }
 
@@ -355,9 +406,9 @@ func tokenForms(tok string) []string {
 	return forms
 }
 
-func containsAny(b []byte, forms []string) bool {
+func containsAny(b []byte, forms [][]byte) bool {
 	for _, f := range forms {
-		if bytes.Contains(b, []byte(f)) {
+		if bytes.Contains(b, f) {
 			return true
 		}
 	}
