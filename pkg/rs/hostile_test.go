@@ -165,12 +165,12 @@ func checkRedirect(t *testing.T, resp *rs.Response, err error, status int, targe
 }
 
 func TestHostileTokenEchoes(t *testing.T) {
-	esc := `tok\/HOSTILE_5f3c\u0039a1e7b2d4c6e8a0f` // \/ and a \u escape
-	allU := jsonUEscape(hostileToken)               // every character escaped
-	rid := "req_" + hostileToken                    // a Request-Id built from the token
-	pctAll := pctEscape(hostileToken)               // every byte percent-encoded
+	esc := `tok\/HOSTILE_5f3c\u0039a1e7b2d4c6e8a0f`   // \/ and a \u escape
+	allU := jsonUEscape(hostileToken)                 // every character escaped
+	rid := "req_" + hostileToken                      // a Request-Id built from the token
+	pctAll := pctEscape(hostileToken)                 // every byte percent-encoded
 	pctU := strings.ReplaceAll(pctAll, "%", `\u0025`) // and every % a \u escape
-	longRID := strings.Repeat("r", 200)             // not a short id
+	longRID := strings.Repeat("r", 200)               // not a short id
 	tests := []struct {
 		name   string
 		status int
