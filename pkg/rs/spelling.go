@@ -224,7 +224,9 @@ func (s *spellScan) unescape(k *bearer, b []byte) {
 		}
 		w.write(k, b[:i])
 		if cap(w.buf)-len(w.buf) < utf8.UTFMax {
-			w.search(k)
+			if w.search(k); w.found {
+				return
+			}
 		}
 		var n int
 		w.buf, n = unescapeOne(w.buf, b[i:])
