@@ -73,7 +73,9 @@ func (c *Client) bearer(tok string) *bearer {
 // whole; a b with no '\' and no percent escape of a byte the token holds
 // (percentMay) is searched only as it is.
 func (k *bearer) in(b []byte) bool {
-	if k == nil {
+	// Every spelling is at least as long as the token: an escape stands
+	// for fewer bytes than it takes. Most strings and headers are shorter.
+	if k == nil || len(b) < len(k.tok) {
 		return false
 	}
 	return containsAny(b, k.forms) || k.decodedIn(b)
@@ -131,7 +133,7 @@ func (k *bearer) inHeader(v string) bool {
 	if k.inString(v) {
 		return true
 	}
-	if k == nil || strings.IndexByte(v, '\\') < 0 {
+	if k == nil || len(v) < len(k.tok) || strings.IndexByte(v, '\\') < 0 {
 		return false
 	}
 	var b strings.Builder
@@ -154,7 +156,7 @@ func (k *bearer) inMediaType(v string) bool {
 	if k.inHeader(v) {
 		return true
 	}
-	if k == nil || strings.IndexAny(v, `"*\%`) < 0 {
+	if k == nil || len(v) < len(k.tok) || strings.IndexAny(v, `"*\%`) < 0 {
 		return false
 	}
 	_, params, err := mime.ParseMediaType(v)
