@@ -93,3 +93,43 @@ func IsBase64Blob(s string) bool {
 	}
 	return distinct >= 4
 }
+
+// imageFormats are the image types MCP hosts show as image content, each
+// with its format's name and the test its bytes must pass: the signature
+// every file of the format starts with. A host hands image content to a
+// decoder (a model's API refuses the whole request when one does not
+// decode), so the stated type is not enough.
+var imageFormats = map[string]struct {
+	name  string
+	magic func([]byte) bool
+}{
+	// A PNG signature, then the IHDR chunk every PNG starts with.
+	"image/png": {"PNG", func(b []byte) bool {
+		return len(b) >= 16 && string(b[:8]) == "\x89PNG\r\n\x1a\n" && string(b[12:16]) == "IHDR"
+	}},
+	// SOI, then the first marker.
+	"image/jpeg": {"JPEG", func(b []byte) bool { return len(b) >= 3 && string(b[:3]) == "\xff\xd8\xff" }},
+	"image/gif": {"GIF", func(b []byte) bool {
+		return len(b) >= 6 && (string(b[:6]) == "GIF87a" || string(b[:6]) == "GIF89a")
+	}},
+	// A RIFF container whose form type is WEBP.
+	"image/webp": {"WebP", func(b []byte) bool {
+		return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP"
+	}},
+}
+
+// ImageFormat names the image format of mediaType (lower-case
+// type/subtype) when it is one MCP hosts show as image content ("PNG"), or
+// returns "".
+func ImageFormat(mediaType string) string { return imageFormats[mediaType].name }
+
+// IsImage reports whether b may be sent as image content of mediaType: the
+// type is one hosts show (ImageFormat) and b starts as that format does.
+func IsImage(mediaType string, b []byte) bool {
+	f, ok := imageFormats[mediaType]
+	return ok && f.magic(b)
+}
+
+// ImageFormats lists the names of the formats IsImage accepts, for a
+// message that says which ones are shown.
+const ImageFormats = "PNG, JPEG, GIF, WebP"

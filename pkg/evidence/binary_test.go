@@ -1,7 +1,12 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/base64"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
 	"strings"
 	"testing"
 
@@ -100,4 +105,49 @@ func FuzzIsBase64Blob(f *testing.F) {
 			t.Fatalf("IsBase64Blob(%q) = %v, want %v", s, got, want)
 		}
 	})
+}
+
+// Real files of each format hosts show are images of their own type and
+// of no other; bytes that only carry a label are not; no other image type
+// is ever one.
+func TestIsImage(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	var pngFile, jpegFile, gifFile bytes.Buffer
+	if err := png.Encode(&pngFile, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := jpeg.Encode(&jpegFile, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := gif.Encode(&gifFile, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"image/png": pngFile.Bytes(), "image/jpeg": jpegFile.Bytes(), "image/gif": gifFile.Bytes(),
+		// The smallest lossless WebP header: RIFF size WEBP VP8L.
+		"image/webp": []byte("RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x00\x00\x10\x07\x10\x11\x11\x88\x88\xfe\x07\x00"),
+	}
+	for typ, b := range files {
+		for other := range files {
+			if got := IsImage(other, b); got != (other == typ) {
+				t.Errorf("IsImage(%s, a %s file) = %v", other, typ, got)
+			}
+		}
+		if IsImage(typ, []byte("not an image at all, only a label")) || IsImage(typ, nil) {
+			t.Errorf("%s: bytes that are not one pass", typ)
+		}
+		if name := ImageFormat(typ); name == "" || !strings.Contains(ImageFormats, name) {
+			t.Errorf("%s: format %q not listed in %q", typ, name, ImageFormats)
+		}
+	}
+	if strings.Count(ImageFormats, ",")+1 != len(imageFormats) {
+		t.Errorf("ImageFormats %q does not list the %d formats", ImageFormats, len(imageFormats))
+	}
+	for _, typ := range []string{"image/tiff", "image/svg+xml", "image/bmp", "image/x-icon", "image/avif", "image/heic", "IMAGE/PNG", "image/png; x=y"} {
+		for _, b := range files {
+			if IsImage(typ, b) || ImageFormat(typ) != "" {
+				t.Errorf("%s is shown as an image", typ)
+			}
+		}
+	}
 }

@@ -3,10 +3,16 @@ package fanout_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -61,5 +67,46 @@ func TestBlobRoutesToTheMemberOfItsConnection(t *testing.T) {
 	}
 	if n := len(s.Requests()); n != 0 {
 		t.Errorf("unscoped blob read sent %d request(s)", n)
+	}
+}
+
+// A member whose blob answer spells its bearer (here in a Content-Type
+// parameter, percent-encoded) is refused with the member's own
+// rs_invalid_response, and stays a member: the next read still goes to it.
+func TestBlobSpellingTheBearerIsRefusedThroughFanout(t *testing.T) {
+	const tok = "tok_member/Secret+5f3c9a1e7b"
+	var pct strings.Builder
+	for i := 0; i < len(tok); i++ {
+		pct.WriteString("%" + strconv.FormatUint(uint64(tok[i])|0x100, 16)[1:])
+	}
+	var reads atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reads.Add(1)
+		w.Header().Set("Content-Type", "text/plain; note*=utf-8''"+pct.String())
+		_, _ = w.Write([]byte("hello"))
+	}))
+	t.Cleanup(hs.Close)
+	c, err := fanout.New(fanout.Options{Members: []fanout.Member{
+		{GrantID: "grt_a", ConnectionIDs: []string{"cin_a"}, ConnectorKey: "mail", RS: rsClient(t, hs.URL, tok)},
+		{GrantID: "grt_b", ConnectionIDs: []string{"cin_b"}, ConnectorKey: "mail", RS: rsClient(t, hs.URL, "tok_other_member_0000")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := rs.Path("v1", "blobs", "blob_x")
+	for range 2 {
+		_, err := c.Get(context.Background(), path, rs.Query{{Key: "connection_id", Value: "cin_a"}})
+		var te *rs.TransportError
+		if !errors.As(err, &te) || te.Code != rs.CodeInvalidResponse || strings.Contains(err.Error(), tok) {
+			t.Fatalf("Get = %v, want %s", err, rs.CodeInvalidResponse)
+		}
+	}
+	if n := reads.Load(); n != 2 {
+		t.Errorf("%d reads reached the member, want 2", n)
+	}
+	// The other member's token is not spelled by the same answer.
+	resp, err := c.Get(context.Background(), path, rs.Query{{Key: "connection_id", Value: "cin_b"}})
+	if err != nil || string(resp.Body) != "hello" {
+		t.Errorf("the other member: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -71,6 +72,8 @@ type Client struct {
 	log     *slog.Logger
 	budget  *Budget
 	compat  bool
+	// spellings are the last token's, kept while it is the one sent.
+	spellings atomic.Pointer[bearer]
 }
 
 // New validates opts and returns a Client.
@@ -207,10 +210,11 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 		return nil, 0, c.failure(ctx, callCtx, path, 0, "", err)
 	}
 	defer resp.Body.Close()
-	rid := cleanRequestID(resp.Header.Get("Request-Id"), tok)
+	k := c.bearer(tok)
+	rid := cleanRequestID(resp.Header.Get("Request-Id"), k)
 
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
-		return nil, 0, c.redirected(path, resp, rid, tok)
+		return nil, 0, c.redirected(path, resp, rid, k)
 	}
 
 	res := &reservation{b: c.budget, limit: limit}
@@ -228,14 +232,23 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	}
 	n := len(body)
 	res.shrink(int64(cap(body)))
+	typeSpells := k.scrubHeader(resp.Header)
 	if blob && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		// A blob's bytes are the answer itself: repairing UTF-8 or
-		// redacting would change them (and their sha256). Whoever shows
-		// them as text makes that text valid UTF-8. Bytes that hold the bearer are
-		// refused rather than altered.
-		if tok != "" && containsAny(body, tokenForms(tok)) {
+		// redacting would change them (and their sha256), and its
+		// Content-Type says what they are. Whoever shows them as text makes
+		// that text valid UTF-8. A blob that spells the bearer is refused
+		// rather than altered.
+		what := ""
+		switch {
+		case k.in(body):
+			what = "the blob holds the bearer token"
+		case typeSpells || k.inMediaType(resp.Header.Get("Content-Type")):
+			what = "the blob's Content-Type holds the bearer token"
+		}
+		if what != "" {
 			return nil, n, &TransportError{Code: CodeInvalidResponse, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base,
-				Err: fmt.Errorf("GET %s: the blob holds the bearer token, so pdpp-mcp does not pass it on", path)}
+				Err: fmt.Errorf("GET %s: %s (as it is or once decoded), so pdpp-mcp does not pass it on", path, what)}
 		}
 		resp.Header.Del("Request-Id")
 		kept = true
@@ -244,7 +257,7 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	}
 	// Everything below works on bytes that can reach a result: valid
 	// UTF-8, no token in any spelling.
-	body = redact(validUTF8(body), tok)
+	body = k.redact(validUTF8(body))
 	declaredJSON := isJSON(mediaType(resp.Header))
 	jsonish := declaredJSON || looksJSON(body)
 	var valid, deep bool
@@ -252,10 +265,14 @@ func (c *Client) get(ctx context.Context, path string, q Query) (*Response, int,
 	if jsonish {
 		valid, deep, longest = scanJSON(body, MaxDepth)
 	}
+	if !(jsonish && valid) && k.in(body) {
+		// Only valid JSON has strings to cut a spelling out of.
+		body = []byte(redactedBody)
+	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := parseErrorTok(resp.StatusCode, resp.Header, body, tok, deep)
-		e.RequestID = cleanRequestID(e.RequestID, tok)
+		e := parseError(resp.StatusCode, resp.Header, body, k, deep)
+		e.RequestID = cleanRequestID(e.RequestID, k)
 		e.BaseURL = c.base
 		return nil, n, e
 	}
@@ -311,8 +328,8 @@ func (c *Client) newRequest(ctx context.Context, path string, q Query, blob bool
 // redirected is the error for a 3xx answer. A read API has no reason to
 // redirect, and following would send the bearer to wherever the answer
 // points.
-func (c *Client) redirected(path string, resp *http.Response, rid, tok string) error {
-	loc := describeLocation(resp.Header.Get("Location"), tok)
+func (c *Client) redirected(path string, resp *http.Response, rid string, k *bearer) error {
+	loc := describeLocation(resp.Header.Get("Location"), k)
 	return &TransportError{
 		Code: CodeRedirect, Status: resp.StatusCode, RequestID: rid, BaseURL: c.base, Location: loc,
 		Err: fmt.Errorf("GET %s: the resource server answered HTTP %d redirecting to %s; "+

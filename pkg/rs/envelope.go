@@ -21,6 +21,11 @@ const maxTextMessage = 512
 // a Message. The body may echo tok: every string taken from it is redacted
 // (after decoding), made valid UTF-8 and bounded. deep says the body nests deeper than MaxDepth and must not be parsed.
 func parseErrorTok(status int, header http.Header, body []byte, tok string, deep bool) *Error {
+	return parseError(status, header, body, newBearer(tok), deep)
+}
+
+// parseError is parseErrorTok with the token's spellings made already.
+func parseError(status int, header http.Header, body []byte, k *bearer, deep bool) *Error {
 	e := &Error{Status: status}
 	if header != nil {
 		e.RequestID = header.Get("Request-Id")
@@ -71,7 +76,7 @@ func parseErrorTok(status int, header http.Header, body []byte, tok string, deep
 		}
 		e.Param = stringAt(obj, "param")
 		e.RetryWith = retryWith(obj.Get("retry_with"))
-		e.AvailableConnections, e.OmittedConnections = connections(obj.Get("available_connections"), tok)
+		e.AvailableConnections, e.OmittedConnections = connections(obj.Get("available_connections"), k)
 		if e.RequestID == "" {
 			e.RequestID = stringAt(obj, "request_id")
 		}
@@ -79,12 +84,12 @@ func parseErrorTok(status int, header http.Header, body []byte, tok string, deep
 		e.Type = "rs_error"
 		e.Message = textMessage(body)
 	}
-	e.Code = cleanString(e.Code, tok, MaxIdentifierBytes)
-	e.Type = cleanString(e.Type, tok, MaxIdentifierBytes)
-	e.Param = cleanString(e.Param, tok, MaxIdentifierBytes)
-	e.RetryWith = cleanString(e.RetryWith, tok, MaxIdentifierBytes)
-	e.Message = cleanString(e.Message, tok, MaxMessageBytes)
-	e.RequestID = cleanRequestID(e.RequestID, tok)
+	e.Code = cleanString(e.Code, k, MaxIdentifierBytes)
+	e.Type = cleanString(e.Type, k, MaxIdentifierBytes)
+	e.Param = cleanString(e.Param, k, MaxIdentifierBytes)
+	e.RetryWith = cleanString(e.RetryWith, k, MaxIdentifierBytes)
+	e.Message = cleanString(e.Message, k, MaxMessageBytes)
+	e.RequestID = cleanRequestID(e.RequestID, k)
 
 	if e.Code == "" {
 		e.Code = "http_" + strconv.Itoa(status)
@@ -128,7 +133,7 @@ func retryWith(v gjson.Result) string {
 // connection_id cannot be retried with and are left out here; Error.Object
 // still carries them verbatim.
 // At most MaxConnections are kept; omitted counts the rest.
-func connections(v gjson.Result, tok string) (out []Connection, omitted int) {
+func connections(v gjson.Result, k *bearer) (out []Connection, omitted int) {
 	if !v.IsArray() {
 		return nil, 0
 	}
@@ -142,10 +147,10 @@ func connections(v gjson.Result, tok string) (out []Connection, omitted int) {
 			return true
 		}
 		out = append(out, Connection{
-			ConnectionID: cleanString(id, tok, MaxIdentifierBytes),
-			DisplayName:  cleanString(stringAt(c, "display_name"), tok, MaxIdentifierBytes),
-			ConnectorKey: cleanString(stringAt(c, "connector_key"), tok, MaxIdentifierBytes),
-			ConnectorID:  cleanString(stringAt(c, "connector_id"), tok, MaxIdentifierBytes),
+			ConnectionID: cleanString(id, k, MaxIdentifierBytes),
+			DisplayName:  cleanString(stringAt(c, "display_name"), k, MaxIdentifierBytes),
+			ConnectorKey: cleanString(stringAt(c, "connector_key"), k, MaxIdentifierBytes),
+			ConnectorID:  cleanString(stringAt(c, "connector_id"), k, MaxIdentifierBytes),
 		})
 		return true
 	})

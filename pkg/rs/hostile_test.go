@@ -58,13 +58,43 @@ func answer(status int, body []byte, header ...string) http.HandlerFunc {
 	}
 }
 
-// noToken fails when the token appears in s, or in s after JSON decoding
-// of every string it holds.
+// noToken fails when the token appears in s, or in s once decoded: the
+// strings of JSON, JSON escapes left in a text, percent-encoding.
 func noToken(t *testing.T, what, s string) {
 	t.Helper()
-	if strings.Contains(s, hostileToken) || strings.Contains(decodeAll(s), hostileToken) {
-		t.Errorf("%s carries the token: %.300q", what, s)
+	for _, d := range []string{s, decodeAll(s), unescapeAll(s)} {
+		for _, f := range []string{d, pctDecode(d)} {
+			if strings.Contains(f, hostileToken) {
+				t.Errorf("%s carries the token: %.300q", what, s)
+				return
+			}
+		}
 	}
+}
+
+// unescapeAll decodes the JSON escapes of a text that is not JSON.
+func unescapeAll(s string) string {
+	var v string
+	if json.Unmarshal([]byte(`"`+strings.ReplaceAll(s, `"`, `\"`)+`"`), &v) != nil {
+		return s
+	}
+	return v
+}
+
+// pctDecode decodes every %XX of s, either case, and keeps any other %.
+func pctDecode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // decodeAll decodes s as JSON and re-renders it without escapes, so an
@@ -135,10 +165,12 @@ func checkRedirect(t *testing.T, resp *rs.Response, err error, status int, targe
 }
 
 func TestHostileTokenEchoes(t *testing.T) {
-	esc := `tok\/HOSTILE_5f3c\u0039a1e7b2d4c6e8a0f` // \/ and a \u escape
-	allU := jsonUEscape(hostileToken)               // every character escaped
-	rid := "req_" + hostileToken                    // a Request-Id built from the token
-	longRID := strings.Repeat("r", 200)             // not a short id
+	esc := `tok\/HOSTILE_5f3c\u0039a1e7b2d4c6e8a0f`   // \/ and a \u escape
+	allU := jsonUEscape(hostileToken)                 // every character escaped
+	rid := "req_" + hostileToken                      // a Request-Id built from the token
+	pctAll := pctEscape(hostileToken)                 // every byte percent-encoded
+	pctU := strings.ReplaceAll(pctAll, "%", `\u0025`) // and every % a \u escape
+	longRID := strings.Repeat("r", 200)               // not a short id
 	tests := []struct {
 		name   string
 		status int
@@ -155,6 +187,14 @@ func TestHostileTokenEchoes(t *testing.T) {
 		{"inside a record", 200, `{"object":"list","data":[{"id":"r1","data":{"note":"` + allU + `","n":"` + esc + `"}}],"has_more":false}`, nil},
 		{"inside a key", 200, `{"object":"list","data":[{"id":"r1","data":{"` + esc + `":1}}],"has_more":false}`, nil},
 		{"text body", 502, `<p>Bearer ` + hostileToken + `</p>`, []string{"Content-Type", "text/html"}},
+		{"text body, u-escaped", 502, `<p>Bearer ` + allU + `</p>`, []string{"Content-Type", "text/html"}},
+		{"text body, percent-encoded", 401, `Bearer ` + pctAll, []string{"Content-Type", "text/plain"}},
+		{"unterminated JSON, u-escaped", 400, `{"error":{"message":"` + allU, nil},
+		{"message percent-encoded", 400, `{"error":{"code":"bad","message":"see https://x.example/?t=` + pctAll + `"}}`, nil},
+		{"inside a record, percent-encoded", 200, `{"object":"list","data":[{"id":"r1","data":{"link":"https://x.example/?t=` + pctAll + `"}}],"has_more":false}`, nil},
+		{"inside a record, percent-encoded after \\u escapes", 200, `{"object":"list","data":[{"id":"r1","data":{"link":"` + pctU + `"}}],"has_more":false}`, nil},
+		{"headers of an answer", 200, `{"object":"list","data":[],"has_more":false}`, []string{"X-Echo", "Bearer " + pctAll, "Etag", `"` + hostileToken + `"`,
+			"Content-Type", `application/json; note="` + esc + `"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,7 +209,9 @@ func TestHostileTokenEchoes(t *testing.T) {
 				}
 				noToken(t, "body", string(resp.Body))
 				noToken(t, "request id", resp.RequestID)
-				noToken(t, "header", strings.Join(resp.Header.Values("Request-Id"), ","))
+				for name, vs := range resp.Header {
+					noToken(t, "header "+name, name+": "+strings.Join(vs, ","))
+				}
 				if len(resp.RequestID) > 128 {
 					t.Errorf("a %d-byte request id was kept", len(resp.RequestID))
 				}
@@ -190,6 +232,15 @@ func TestHostileTokenEchoes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pctEscape percent-encodes every byte of s in lower-case hex.
+func pctEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteString("%" + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
+	}
+	return b.String()
 }
 
 func jsonUEscape(s string) string {

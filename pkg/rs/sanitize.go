@@ -3,10 +3,8 @@ package rs
 import (
 	"bytes"
 	"errors"
-	"net/url"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -294,59 +292,67 @@ func skipWord(b []byte, i int, w string) int {
 
 const redacted = "[redacted]"
 
-// redact removes every form of the bearer an RS could echo: literal,
-// URL-escaped, and inside JSON strings however escaped (\u sequences, \/).
-// JSON strings are compared after decoding and re-encoded when they hold the
-// token, so the body stays valid JSON. A literal occurrence left anywhere
-// else (which only a token that looks like a number or an escape sequence
-// can produce) is replaced too, even if that breaks the JSON: the answer is
-// then refused as invalid rather than leak the token. The body is returned
-// unchanged (not copied) when it holds none.
-func redact(body []byte, tok string) []byte {
-	if tok == "" {
+// redactedBody stands for a body that spells the token where it cannot be
+// cut out: text that is not valid JSON.
+const redactedBody = "[redacted: the answer spelled the bearer token]"
+
+// redact removes the bearer from a body that can reach a result. The rule,
+// for every string and byte that leaves the process from an RS answer:
+//
+//   - What is checked: the token as sent and URL-escaped, in the text as it
+//     is and as a reader decodes it: JSON escapes, percent-encoding, both
+//     (bearer.in). A header value is also read with its quoted-pairs undone,
+//     and a blob's Content-Type with its parameters decoded as
+//     mime.ParseMediaType decodes them (bearer.inMediaType).
+//   - JSON answers: every JSON string whose decoded value spells the token
+//     is rewritten (so the body stays valid JSON): its literal forms become
+//     [redacted], and a string that still spells it once decoded (a
+//     percent-encoded or doubly escaped echo) is replaced whole. A literal
+//     occurrence left anywhere else (which only a token that looks like a
+//     number or an escape sequence can produce) is replaced too, even if that
+//     breaks the JSON: the answer is then refused as invalid rather than leak
+//     the token.
+//   - Other text (an HTML error page, JSON that is not valid): the literal
+//     forms become [redacted]; text that still spells the token once decoded
+//     is replaced whole by redactedBody (Client.get), as there is no string
+//     to cut it from.
+//   - Error strings and redirect targets: the same, per string (cleanString).
+//   - Headers: a header whose name or value spells it is dropped from
+//     Response.Header (bearer.scrubHeader).
+//   - Blobs are refused, never altered: their bytes are the answer and its
+//     sha256, and their Content-Type says what the bytes are. A blob whose
+//     bytes or Content-Type spell the token is rs_invalid_response, whatever
+//     its type: text is shown, JSON is decoded by whoever reads it, and any
+//     other bytes reach the client base64-encoded, which the host decodes.
+//
+// The body is returned unchanged (not copied) when it holds none.
+func redact(body []byte, tok string) []byte { return newBearer(tok).redact(body) }
+
+func (k *bearer) redact(body []byte) []byte {
+	if k == nil {
 		return body
 	}
-	forms := tokenForms(tok)
 	if looksJSON(body) {
-		if bytes.IndexByte(body, '\\') < 0 && !containsAny(body, forms) {
-			// No escape can spell the token and no literal holds it: the
-			// search below would find nothing.
+		// Without a backslash, a string's value is its raw text: when the
+		// body holds no form, only a percent-encoded one is left to find,
+		// and without one either the passes below would find nothing.
+		if bytes.IndexByte(body, '\\') < 0 && !containsAny(body, k.forms) &&
+			!k.decodedIn(body) {
 			return body
 		}
-		body = redactStrings(body, forms)
+		body = k.redactStrings(body)
 	}
-	for _, form := range forms {
-		if bytes.Contains(body, []byte(form)) {
-			body = bytes.ReplaceAll(body, []byte(form), []byte(redacted))
+	for _, form := range k.forms {
+		if bytes.Contains(body, form) {
+			body = bytes.ReplaceAll(body, form, []byte(redacted))
 		}
 	}
 	return body
 }
 
-func containsAny(b []byte, forms []string) bool {
-	for _, f := range forms {
-		if bytes.Contains(b, []byte(f)) {
-			return true
-		}
-	}
-	return false
-}
-
-// tokenForms is the token as sent and in the URL-escaped spellings a server
-// might echo it in a link.
-func tokenForms(tok string) []string {
-	forms := []string{tok}
-	for _, f := range []string{url.QueryEscape(tok), url.PathEscape(tok)} {
-		if f != tok && (len(forms) < 2 || forms[1] != f) {
-			forms = append(forms, f)
-		}
-	}
-	return forms
-}
-
-// redactStrings rewrites every JSON string of body whose decoded value holds
-// one of forms. It copies body only when it rewrites.
-func redactStrings(body []byte, forms []string) []byte {
+// redactStrings rewrites every JSON string of body whose decoded value
+// spells the token. It copies body only when it rewrites.
+func (k *bearer) redactStrings(body []byte) []byte {
 	var out []byte // nil until the first rewrite
 	var scratch []byte
 	last := 0 // body[:last] is already in out
@@ -364,7 +370,7 @@ func redactStrings(body []byte, forms []string) []byte {
 			}
 		}
 		if i >= len(body) {
-			break // unterminated: the literal pass covers it
+			break // unterminated: the literal pass and Client.get cover it
 		}
 		raw := body[start+1 : i]
 		decoded := raw
@@ -372,12 +378,15 @@ func redactStrings(body []byte, forms []string) []byte {
 			scratch = unescapeJSON(scratch[:0], raw)
 			decoded = scratch
 		}
-		if !containsAny(decoded, forms) {
+		if !k.in(decoded) {
 			continue
 		}
 		s := string(decoded)
-		for _, f := range forms {
-			s = strings.ReplaceAll(s, f, redacted)
+		for _, f := range k.forms {
+			s = strings.ReplaceAll(s, string(f), redacted)
+		}
+		if k.inString(s) {
+			s = redacted
 		}
 		if out == nil {
 			out = make([]byte, 0, len(body))
@@ -393,59 +402,19 @@ func redactStrings(body []byte, forms []string) []byte {
 }
 
 // unescapeJSON appends the decoded form of the inside of a JSON string. It
-// is lenient: a malformed escape is kept as written.
+// is lenient: a malformed escape is kept as written (unescapeOne).
 func unescapeJSON(dst, s []byte) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			dst = append(dst, c)
-			continue
+	for len(s) > 0 {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			return append(dst, s...)
 		}
-		i++
-		switch s[i] {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, n := decodeU(s[i+1:])
-			if n == 0 {
-				dst = append(dst, '\\', 'u')
-				continue
-			}
-			i += n
-			if utf16.IsSurrogate(r) && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
-				if r2, n2 := decodeU(s[i+3:]); n2 > 0 {
-					if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
-						r = pair
-						i += 2 + n2
-					}
-				}
-			}
-			dst = utf8.AppendRune(dst, r)
-		default: // " \ / and anything unknown
-			dst = append(dst, s[i])
-		}
+		dst = append(dst, s[:i]...)
+		var n int
+		dst, n = unescapeOne(dst, s[i:])
+		s = s[i+n:]
 	}
 	return dst
-}
-
-// decodeU reads the four hex digits after \u; n is 0 when they are not there.
-func decodeU(s []byte) (rune, int) {
-	if len(s) < 4 {
-		return 0, 0
-	}
-	v, err := strconv.ParseUint(string(s[:4]), 16, 32)
-	if err != nil {
-		return 0, 0
-	}
-	return rune(v), 4
 }
 
 // validUTF8 replaces invalid UTF-8 with U+FFFD so no raw invalid byte from
@@ -458,10 +427,17 @@ func validUTF8(b []byte) []byte {
 }
 
 // cleanString makes one string taken from the RS safe to repeat: token
-// removed, valid UTF-8, and at most limit bytes with the cut stated.
-func cleanString(s, tok string, limit int) string {
-	if tok != "" && strings.Contains(s, tok) {
-		s = strings.ReplaceAll(s, tok, redacted)
+// removed (its literal forms cut out, the whole string replaced when only a
+// decoding spells it), valid UTF-8, and at most limit bytes with the cut
+// stated.
+func cleanString(s string, k *bearer, limit int) string {
+	if k.inString(s) {
+		for _, f := range k.forms {
+			s = strings.ReplaceAll(s, string(f), redacted)
+		}
+		if k.inString(s) {
+			s = redacted
+		}
 	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	return bound(s, limit)
@@ -485,8 +461,8 @@ const maxRequestID = 128
 // cleanRequestID keeps a request id only when it looks like one: short, of
 // [A-Za-z0-9._:-], and not holding the token. Anything else is dropped, not
 // cut, because a partial id helps nobody and a long one may carry data.
-func cleanRequestID(s, tok string) string {
-	if s == "" || len(s) > maxRequestID || (tok != "" && strings.Contains(s, tok)) {
+func cleanRequestID(s string, k *bearer) string {
+	if s == "" || len(s) > maxRequestID || k.inString(s) {
 		return ""
 	}
 	for i := 0; i < len(s); i++ {
@@ -503,6 +479,6 @@ func cleanRequestID(s, tok string) string {
 // describeLocation renders a redirect target for an error message as every
 // client of the process does (outbound.Location: no query, bounded), with
 // the token taken out should it sit in the path.
-func describeLocation(loc, tok string) string {
-	return strconv.Quote(cleanString(outbound.Location(loc), tok, 200))
+func describeLocation(loc string, k *bearer) string {
+	return strconv.Quote(cleanString(outbound.Location(loc), k, 200))
 }

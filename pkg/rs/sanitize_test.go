@@ -116,6 +116,7 @@ func FuzzRedact(f *testing.F) {
 	f.Add([]byte(`{"m":"ab\/cd_EF12 \u0061"}`), "ab/cd_EF12")
 	f.Add([]byte(`{"m":"\ud83d\ude00"}`), "xxxxxxxx")
 	f.Add([]byte(`"00\u0000"`), "00000000")
+	f.Add([]byte(`{"u":"https://x/?t=%61%62%2fcd_EF12","v":"\u0025%62"}`), "ab/cd_EF12")
 	f.Fuzz(func(t *testing.T, body []byte, tok string) {
 		if !tokenLike(tok) {
 			return
@@ -133,6 +134,9 @@ func FuzzRedact(f *testing.F) {
 				t.Fatalf("redact broke JSON that held no token: %q -> %q", body, out)
 			}
 			return
+		}
+		if newBearer(tok).in(out) {
+			t.Fatalf("valid JSON that still spells the token: %q -> %q", body, out)
 		}
 		var v any
 		_ = json.Unmarshal(out, &v)

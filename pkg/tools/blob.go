@@ -39,7 +39,7 @@ type blobKind int
 const (
 	blobBinary blobKind = iota // metadata only
 	blobText                   // bounded text, continued to the end
-	blobImage                  // image content a multimodal model can see
+	blobImage                  // an image type: image content when evidence.IsImage, else metadata
 )
 
 // textualTypes are media types outside text/* whose bytes are text.
@@ -51,17 +51,16 @@ var textualTypes = map[string]bool{
 	"application/x-tex": true, "application/x-subrip": true, "message/rfc822": true, "message/global": true,
 }
 
-// imageTypes are the image types MCP hosts show as image content.
-var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
-
 // blobKindOf decides the blob kind from its media type (no parameters).
+// An image type is never text, SVG included: an image is shown as one or
+// described, and which images are shown is evidence.IsImage's decision alone.
 func blobKindOf(mediaType string) blobKind {
 	switch {
+	case strings.HasPrefix(mediaType, "image/"):
+		return blobImage
 	case strings.HasPrefix(mediaType, "text/"), textualTypes[mediaType],
 		strings.HasSuffix(mediaType, "+json"), strings.HasSuffix(mediaType, "+xml"):
 		return blobText
-	case imageTypes[mediaType]:
-		return blobImage
 	}
 	return blobBinary
 }
@@ -81,6 +80,34 @@ type blobBytes struct {
 }
 
 func (b *blobBytes) kind() blobKind { return blobKindOf(b.mediaType) }
+
+// mislabelled reports an image type hosts show whose bytes are not that
+// format: the stated type is not passed on as what the bytes are.
+func (b *blobBytes) mislabelled() bool {
+	return evidence.ImageFormat(b.mediaType) != "" && !evidence.IsImage(b.mediaType, b.body)
+}
+
+// resourceType is the media type the blob's resource is served with: the
+// RS's, or application/octet-stream for a mislabelled image.
+func (b *blobBytes) resourceType() string {
+	if b.mislabelled() {
+		return "application/octet-stream"
+	}
+	return b.mediaType
+}
+
+// imageWithheld says why an image blob is described rather than shown.
+func (b *blobBytes) imageWithheld() string {
+	format := evidence.ImageFormat(b.mediaType)
+	switch {
+	case format == "":
+		return "metadata only: " + b.mediaType + " is not an image type MCP hosts show as image content (" + evidence.ImageFormats + ")"
+	case b.mislabelled():
+		return "metadata only: the resource server labels these bytes " + b.mediaType + ", but they are not a " + format +
+			" image (they do not start as one does), so they are not shown as an image"
+	}
+	return "metadata only: the image is over the " + strconv.Itoa(BlobImageBytes) + " bytes fetch shows as image content"
+}
 
 // mismatch reports whether the bytes differ from the digest stated.
 func (b *blobBytes) mismatch() bool { return b.expected != "" && b.expected != b.sha256 }
@@ -273,14 +300,14 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 		if repaired {
 			m.Note = "the bytes are not valid UTF-8; invalid sequences are shown as U+FFFD"
 		}
-	case kind == blobImage && len(b.body) <= BlobImageBytes:
+	case kind == blobImage && evidence.IsImage(b.mediaType, b.body) && len(b.body) <= BlobImageBytes:
 		m.Kind, m.Shown = "image", "the image, as image content after this document"
 		extra = append(extra, &mcp.ImageContent{Data: b.body, MIMEType: b.mediaType})
 	default:
 		m.Kind = "binary"
 		m.Shown = "metadata only: binary bytes are never shown as text"
 		if kind == blobImage {
-			m.Shown = "metadata only: the image is over the " + strconv.Itoa(BlobImageBytes) + " bytes fetch shows as image content"
+			m.Shown = b.imageWithheld()
 		}
 		if h.ConnectionID() != "" {
 			m.Resource = h.ResourceURI()
@@ -289,7 +316,7 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 	}
 	var l links
 	size := int64(len(b.body))
-	l.blob(h.URI(), b.mediaType, &size)
+	l.blob(h.URI(), b.resourceType(), &size)
 	extra = append(extra, l.out...)
 	doc.Title = blobTitle(b, m.Kind)
 	doc.Metadata = m
@@ -314,7 +341,9 @@ func blobTitle(b *blobBytes, kind string) string {
 
 // readBlobResource serves pdpp://blob/{connection_id}/{blob_id}: text types
 // as text contents, everything else as base64 blob contents, with the RS's
-// media type; over the bound, an error that says the size.
+// media type (an image whose bytes are not its format as
+// application/octet-stream, the stated type in _meta.stated_mime_type);
+// over the bound, an error that says the size.
 func readBlobResource(ctx context.Context, env *Env, uri string) (*mcp.ResourceContents, error) {
 	h, offset, err := resultid.ParseBlobURI(uri)
 	if err != nil {
@@ -331,6 +360,10 @@ func readBlobResource(ctx context.Context, env *Env, uri string) (*mcp.ResourceC
 	}
 	c := &mcp.ResourceContents{MIMEType: b.contentType,
 		Meta: mcp.Meta{"sha256": b.sha256, "sha256_check": b.check(), "size_bytes": len(b.body)}}
+	if b.mislabelled() {
+		c.MIMEType = b.resourceType()
+		c.Meta["stated_mime_type"] = b.contentType
+	}
 	if b.kind() == blobText {
 		c.Text, _ = decodeBlobText(b.body)
 		if c.Text == "" {

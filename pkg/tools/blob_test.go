@@ -253,7 +253,7 @@ func hostileBlobs(t *testing.T, serve func(w http.ResponseWriter, r *http.Reques
 
 // An image over the image bound is described, never sent.
 func TestBlobLargeImageIsMetadata(t *testing.T) {
-	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, tools.BlobImageBytes)...)
+	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"), make([]byte, tools.BlobImageBytes)...)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/png")
 		_, _ = w.Write(png)
