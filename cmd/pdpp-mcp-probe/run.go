@@ -14,6 +14,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcptarget"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
@@ -199,14 +200,14 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 		return err // a credential.Error carries its exit code (64, 77, 78)
 	}
 	defer func() {
-		if err := cn.close(); err != nil {
+		if err := cn.Close(); err != nil {
 			cfg.log.Warn("closing the session", "error", err)
 		}
 	}()
 
 	out := outputFor(c, stdout, color, *secrets)
 	var tl tally
-	runner := &probe.Runner{Session: cn.session, Wire: cn.wire, Timeout: cfg.timeout}
+	runner := &probe.Runner{Session: cn.Session, Wire: cn.Wire, Timeout: cfg.timeout}
 	runErr := runner.Run(c.Context, calls, func(r *probe.Result) error {
 		tl.add(r)
 		if err := out.result(r); err != nil {
@@ -334,7 +335,7 @@ func targetFrom(c *cli.Context) (target, error) {
 	}
 	t.kind = chosen[0]
 	if c.IsSet("server") {
-		argv, err := splitCommand(c.String("server"))
+		argv, err := mcptarget.SplitCommand(c.String("server"))
 		if err != nil {
 			return t, usageErrorf("--server: %v", err)
 		}
@@ -344,7 +345,7 @@ func targetFrom(c *cli.Context) (target, error) {
 		return t, usageErrorf("--bearer-env goes with --url")
 	}
 	if c.IsSet("url") {
-		if err := checkHostedURL(t.url); err != nil {
+		if err := mcptarget.CheckURL(t.url); err != nil {
 			return t, usageErrorf("%v", err)
 		}
 		if t.bearerEnv != "" {
