@@ -14,7 +14,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -29,6 +28,8 @@ type Conn struct {
 	Session *mcp.ClientSession
 	Wire    *probe.Wire
 	closers []func() error
+	guard   *guard   // the bounds of a --server or --url session
+	proc    *process // a spawned server
 }
 
 // Close ends the session and stops whatever was started for it, last
@@ -50,6 +51,14 @@ type Options struct {
 	Stderr io.Writer
 	// Header is sent with every HTTP request (a bearer, an API key).
 	Header http.Header
+	// Limits bound what a spawned server or an HTTP endpoint may send.
+	Limits Limits
+}
+
+// Limits bound what is read from one server; zero values are the defaults.
+type Limits struct {
+	MaxMessage int64 // one message (DefaultMaxMessage)
+	MaxTotal   int64 // the whole session (DefaultMaxTotal)
 }
 
 // StopGrace is how long a spawned server may take to exit once its stdin is
@@ -87,36 +96,13 @@ func InProcess(ctx context.Context, s *mcp.Server, o Options) (*Conn, error) {
 	})
 }
 
-// Command spawns argv and talks to it over its stdin and stdout.
-func Command(ctx context.Context, argv []string, o Options) (*Conn, error) {
-	if len(argv) == 0 {
-		return nil, errors.New("--server: no command")
-	}
-	return start(func(c *Conn) error {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stderr = o.Stderr
-		cs, err := o.client().Connect(ctx, c.Wire.Transport(&mcp.CommandTransport{Command: cmd, TerminateDuration: StopGrace}), nil)
-		if err != nil {
-			if cmd.Process == nil {
-				return fmt.Errorf("start --server %s: %w", argv[0], err)
-			}
-			// Started but no session: stop it before reporting.
-			cmd.Process.Kill()
-			cmd.Wait()
-			return fmt.Errorf("connect to --server %s: %w", argv[0], err)
-		}
-		c.Session = cs
-		c.closers = append(c.closers, cs.Close)
-		return nil
-	})
-}
-
 // HTTP connects to a Streamable HTTP endpoint, sending o.Header with every
-// request. Redirects are never followed, so the header reaches no other
-// origin.
+// request, and reads its answers through the bounds of o.Limits. Redirects
+// are never followed, so the header reaches no other origin.
 func HTTP(ctx context.Context, endpoint string, o Options) (*Conn, error) {
 	return start(func(c *Conn) error {
-		var rt http.RoundTripper = http.DefaultTransport
+		c.guard = newGuard(o.Limits)
+		var rt http.RoundTripper = boundedTransport{next: http.DefaultTransport, g: c.guard}
 		if len(o.Header) > 0 {
 			rt = headers{h: o.Header, next: rt}
 		}
@@ -125,7 +111,7 @@ func HTTP(ctx context.Context, endpoint string, o Options) (*Conn, error) {
 		hc := outbound.New(c.Wire.RoundTripper(rt))
 		cs, err := o.client().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, nil)
 		if err != nil {
-			return fmt.Errorf("connect to %s: %w", endpoint, err)
+			return c.Explain("connect to "+endpoint, err)
 		}
 		c.Session = cs
 		c.closers = append(c.closers, cs.Close)
