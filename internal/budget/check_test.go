@@ -132,7 +132,7 @@ func TestSurfaceChecks(t *testing.T) {
 				l.ToolsList.ToolMaxBytes["query_records"] = 300
 			},
 			fail:    []string{"tools_list.tool_max_bytes.query_records"},
-			message: "tool query_records: 433 bytes, 133 over the budget of 300 (description 75, input schema 211, output schema 77)",
+			message: "tool query_records: 433 bytes, 133 over the budget of 300 (description 75, input schema 211, output schema 77, the rest 70)",
 		},
 		{
 			name: "tools array over its budget",
@@ -140,7 +140,7 @@ func TestSurfaceChecks(t *testing.T) {
 				l.ToolsList.MaxBytes = 2000
 			},
 			fail:    []string{"tools_list.max_bytes"},
-			message: "tools/list tools array: 2,292 bytes, 292 over the budget of 2,000; largest tools: query_records 433, aggregate 423, fetch 367",
+			message: "tools/list tools array: 2,292 bytes, 292 over the budget of 2,000; shrink the largest tools: query_records 433, aggregate 423, fetch 367",
 		},
 		{
 			name: "null type union",
@@ -299,7 +299,7 @@ func TestMeasureUsesWireBytes(t *testing.T) {
 	s := healthy()
 	s.tool("search").Description = "Find records where a < b & c > d (GET /v1/search). Read-only."
 	cs, wire := s.connect(t)
-	st, err := budget.ReadSurface(t.Context(), cs, wire)
+	st, err := budget.ReadSurface(t.Context(), cs, wire, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

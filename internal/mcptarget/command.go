@@ -207,3 +207,12 @@ func (c *Conn) Abort() {
 	}
 	c.Close()
 }
+
+// Err is why the transport gave up on the session (a bound, or stray
+// output on a server's stdout), or nil.
+func (c *Conn) Err() error {
+	if c.guard == nil {
+		return nil
+	}
+	return c.guard.Cause()
+}
