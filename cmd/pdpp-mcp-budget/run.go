@@ -419,7 +419,7 @@ func measure(ctx context.Context, o *options, build newServer) (*budget.Report, 
 		cn.Abort()
 		return nil, err
 	}
-	if o.target.pdpp() {
+	if o.limits.PDPP { // a PDPP surface, whatever serves it
 		fp.PDPPOrder()
 	}
 	checks := budget.CheckSurface(st, fp, o.limits)

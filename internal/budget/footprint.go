@@ -98,7 +98,7 @@ const MaxPages = 1000
 // many items it decoded.
 type pager struct {
 	what, key string // the method, and the result's array key
-	timeout       time.Duration
+	timeout   time.Duration
 }
 
 func (p pager) read(ctx context.Context, wire *probe.Wire, page func(ctx context.Context, cursor string) (next string, n int, err error)) (items []json.RawMessage, array json.RawMessage, count int, err error) {

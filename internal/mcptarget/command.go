@@ -69,8 +69,9 @@ func Command(ctx context.Context, argv []string, o Options) (*Conn, error) {
 		t := &mcp.IOTransport{Reader: readCloser{in, stdout}, Writer: stdin, MaxLineLength: int(c.guard.maxMsg) + 2}
 		cs, err := o.client().Connect(ctx, c.Wire.Transport(t), nil)
 		if err != nil {
+			err = c.Explain("connect to "+what, err) // before the kill, which would be its reason
 			p.kill()
-			return c.Explain("connect to "+what, err)
+			return err
 		}
 		c.Session = cs
 		c.closers = append(c.closers, cs.Close)

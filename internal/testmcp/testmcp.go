@@ -20,14 +20,23 @@ import (
 // Server is a well-behaved server with n tools, tool_01 to tool_NN, each
 // with a description of about descBytes bytes and a small input schema;
 // every tool answers with its name.
-func Server(n, descBytes int) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "testmcp", Version: "v0"}, nil)
+func Server(n, descBytes int) *mcp.Server { return ServerWith(n, descBytes, nil) }
+
+// ServerWith is Server with server options (a page size for tools/list).
+func ServerWith(n, descBytes int, o *mcp.ServerOptions) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "testmcp", Version: "v0"}, o)
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("tool_%02d", i)
-		desc := fmt.Sprintf("Test tool %d.", i)
-		if pad := descBytes - len(desc); pad > 0 {
-			desc += strings.Repeat(" Pad.", (pad+4)/5)
+		// Padding words carry the tool's number, so no two tools share a
+		// phrase (which the repeated-prose check would report).
+		// "<&>" stay as they are on the wire; a re-encoding would escape
+		// them, so a test can tell the two apart.
+		head := fmt.Sprintf("Test tool %d <&>.", i)
+		desc := head
+		for k := 0; len(desc) < descBytes; k++ {
+			desc += fmt.Sprintf(" w%d.%d", i, k)
 		}
+		desc = desc[:max(descBytes, len(head))]
 		s.AddTool(&mcp.Tool{
 			Name:        name,
 			Description: desc,
