@@ -369,3 +369,52 @@ func TestCheckNamesAreLimitKeys(t *testing.T) {
 		t.Errorf("only %d limit checks", n)
 	}
 }
+
+// Outside PDPP only the limits the file sets are checked, with portability
+// and repeated prose always: no membership, instructions head or owner
+// guidance, and none of the read surface's own schema rules.
+func TestGenericSurfaceChecks(t *testing.T) {
+	shared := "Results are paged; pass the cursor from the previous answer to read the next page of them."
+	s := healthy()
+	s.tools = append(s.tools, &mcp.Tool{Name: "extra", Description: "Owner token goes here. " + shared,
+		InputSchema: input(`"connector_instance_id": {"type": "string"}, "filter": {"type": "string"}, "n": {"type": ["string", "number"]}`)})
+	s.tool("search").Description += " " + shared
+	s.instructions = ""
+	l := &budget.Limits{Results: map[string]budget.ResultLimits{}}
+	checks := surfaceChecks(t, s, l)
+	var names []string
+	for _, c := range checks {
+		names = append(names, c.Name)
+	}
+	if diff := cmp.Diff([]string{"prose.repeated", "schema.portability"}, names); diff != "" {
+		t.Errorf("checks without limits (-want +got):\n%s", diff)
+	}
+	port := find(t, checks, "schema.portability")
+	if diff := cmp.Diff([]string{`extra input /properties/n: type ["string","number"] is a list; function declarations take one type (use anyOf)`}, port.Findings); diff != "" {
+		t.Errorf("portability findings (-want +got):\n%s", diff)
+	}
+	prose := find(t, checks, "prose.repeated")
+	if prose.Pass || len(prose.Findings) != 1 || !strings.Contains(prose.Findings[0], "in extra, search: ") {
+		t.Errorf("prose %+v", prose)
+	}
+
+	// Tolerated findings pass; '*' bounds every tool without a limit.
+	l.Prose.MaxRepeatedFindings, l.Schema.MaxPortabilityFindings = 1, 1
+	l.ToolsList.ToolMaxBytes = map[string]int{budget.AnyTool: 1, "extra": 5000}
+	checks = surfaceChecks(t, s, l)
+	if c := find(t, checks, "prose.repeated"); !c.Pass || c.LimitKey() != "prose.max_repeated_findings" {
+		t.Errorf("tolerated prose %+v", c)
+	}
+	var anyTool []string
+	for _, c := range checks {
+		if c.Name == "tools_list.tool_max_bytes.*" {
+			anyTool = append(anyTool, c.Subject)
+		}
+	}
+	if diff := cmp.Diff([]string{"aggregate", "fetch", "query_records", "read_record_field", "schema", "search"}, anyTool); diff != "" {
+		t.Errorf("'*' applied to (-want +got):\n%s", diff)
+	}
+	if c := find(t, checks, "tools_list.tool_max_bytes.extra"); !c.Pass {
+		t.Errorf("extra has its own limit: %+v", c)
+	}
+}
