@@ -34,6 +34,7 @@ type target struct {
 	server      []string // argv
 	url         string
 	bearerEnv   string
+	header      http.Header // --header, sent to --url
 }
 
 // options is how the probe opens any session: its identity, and the spawned
@@ -61,8 +62,12 @@ func connect(ctx context.Context, t target, cfg config) (*mcptarget.Conn, error)
 	case targetServer:
 		c, err = mcptarget.Command(ctx, t.server, o)
 	case targetURL:
+		o.Header = t.header.Clone()
 		if t.bearerEnv != "" {
-			o.Header = http.Header{"Authorization": {"Bearer " + os.Getenv(t.bearerEnv)}}
+			if o.Header == nil {
+				o.Header = http.Header{}
+			}
+			o.Header.Set("Authorization", "Bearer "+os.Getenv(t.bearerEnv))
 		}
 		c, err = mcptarget.HTTP(ctx, t.url, o)
 	default:
