@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
@@ -16,8 +21,8 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/o200k"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
 )
 
@@ -51,72 +56,115 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return runWith(ctx, args, stdout, stderr, server.New)
 }
 
+// runWith runs the command measuring build's server as pdpp-mcp. The one
+// line on stderr is cleaned of terminal controls (a server's text can be in
+// it) and of the bearer and header values given.
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, build newServer) int {
-	return cmdexit.Run(ctx, newApp(stdout, stderr, build), args, stderr, nil)
+	var secrets []string
+	return cmdexit.Run(ctx, newApp(stdout, stderr, build, &secrets), args, stderr, func(msg string) string {
+		for _, s := range secrets {
+			if s != "" {
+				msg = strings.ReplaceAll(msg, s, "[redacted]")
+			}
+		}
+		msg, _ = probe.Sanitize(msg)
+		return msg
+	})
 }
 
-const description = `pdpp-mcp-budget measures what the pdpp-mcp server costs an agent's context
-window and checks it against a budget file (budget.json; docs/budget.md).
+const description = `pdpp-mcp-budget measures what an MCP server costs an agent's context window
+and checks it against a budget file (budget.json; docs/budget.md).
 
-It builds the server the pdpp-mcp binary serves and reads it as a client
-does, through the MCP Go SDK over an in-memory session:
-  - tools/list: bytes and tokens of the compact tools array, and per tool of
-    its description, input schema and output schema; the instructions;
-  - results: a scenario of tool calls (built in, or --scenario FILE, a
-    pdpp-mcp-probe script) run against the demo resource server or
-    --provider-url, measuring each call's content[] text and
-    structuredContent as the server sent them.
+Targets: pdpp-mcp itself, built in this process as the pdpp-mcp binary
+builds it (the default), or any MCP server:
+  --server 'CMD ARGS…'  a stdio server, spawned
+  --url URL             a Streamable HTTP endpoint; --bearer-env NAME sends
+                        the token held in environment variable NAME, and
+                        --header 'K: V' any other header
 
-Checks: exact tool membership, byte budgets (tools array, each tool, each
-description, instructions), a self-contained instructions head, no owner or
-control-plane token guidance, no cross-tool prose repeated across tools,
-schema portability for strict clients, and result sizes per tool. Tokens are counted
-with the o200k_base encoding; bytes are what is budgeted.
+It reads the server as a client does and sizes what the server sent:
+  - tools/list: bytes and tokens of the tools array (all pages), and per
+    tool of its description, input schema, output schema and the rest;
+    the instructions; resource templates and prompts when offered;
+  - results: a scenario of tool calls (--scenario FILE, a pdpp-mcp-probe
+    script; for pdpp-mcp a built-in one over the demo resource server, or
+    --provider-url), sizing each call's content[] text and
+    structuredContent.
 
-Exit codes: 0 within budget, 1 any other error, 3 over budget or a failed
-check, 64 usage (flags), 77 owner credential refused, 78 unusable budget
-file, scenario file or cached credential.`
+Checks, each named by its limit key: the tools array, each tool, each
+description, the instructions, the other lists, each result; schema
+portability for strict clients; prose repeated across tools. For pdpp-mcp
+(or a budget file with "pdpp": true) also: exactly the six tools, a
+self-contained instructions head, no owner-credential guidance. Tokens are
+counted with the o200k_base encoding; bytes are what is budgeted.
 
-func newApp(stdout, stderr io.Writer, build newServer) *cli.App {
+Baselines: --write-baseline FILE keeps the measurement; --baseline FILE
+compares with one, per tool, and fails when something grew by more than
+--max-growth percent (default 0).
+
+Exit codes: 0 within budget, 1 any other error (a target that cannot be
+measured), 3 over budget, a failed check or grown past the baseline, 64
+usage (flags), 77 owner credential refused, 78 unusable budget, baseline or
+scenario file, or cached credential.`
+
+func newApp(stdout, stderr io.Writer, build newServer, secrets *[]string) *cli.App {
 	app := &cli.App{
 		Name:  cmdName,
-		Usage: "check pdpp-mcp's tools/list and result sizes against a budget",
-		UsageText: cmdName + " [--budget FILE] [--limit KEY=N]... [--scenario FILE | --no-results]\n" +
-			"      [--format table|json|github|markdown] [--width COLUMNS]",
-		Description: description,
-		Version:     server.Version(),
+		Usage: "check an MCP server's tools/list and result sizes against a budget",
+		UsageText: cmdName + " [--server 'CMD ARGS…' | --url URL] [--budget FILE]\n" +
+			"      [--limit KEY=N]... [--scenario FILE | --no-results]\n" +
+			"      [--baseline FILE] [--write-baseline FILE] [--format FORMAT]",
+		Description:               description,
+		Version:                   server.Version(),
+		DisableSliceFlagSeparator: true, // header values hold commas
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "budget", Value: "budget.json", EnvVars: []string{"PDPP_MCP_BUDGET"},
-				Usage: "budget `FILE` holding every limit"},
-			&cli.StringSliceFlag{Name: "limit",
-				Usage: "override one limit of the budget file by its dotted `KEY=N`, e.g. tools_list.max_bytes=16384 or results.search.text_max_bytes=1800 (repeatable)"},
-			&cli.IntFlag{Name: "max-bytes", DefaultText: "the budget file's",
-				Usage: "shorthand for --limit tools_list.max_bytes=`N`"},
-			&cli.StringFlag{Name: "scenario",
-				Usage: "scenario `FILE`, a pdpp-mcp-probe script (one call per line: TOOL {json}, !TOOL {json}, resources/read URI, tools/list); default: the built-in demo scenario"},
-			&cli.BoolFlag{Name: "no-results",
-				Usage: "measure tools/list and the instructions only: no scenario, no resource server"},
-			&cli.BoolFlag{Name: "print-scenario",
-				Usage: "print the built-in scenario and exit"},
+			&cli.StringFlag{Name: "server", Category: "target",
+				Usage: "measure the stdio MCP server `'CMD ARGS…'`, spawned (split like a shell, without expansion)"},
+			&cli.StringFlag{Name: "url", Category: "target",
+				Usage: "measure the Streamable HTTP MCP endpoint `URL`"},
+			&cli.StringFlag{Name: "bearer-env", Category: "target",
+				Usage: "send the bearer token held in environment variable `NAME` to --url (never printed)"},
+			&cli.StringSliceFlag{Name: "header", Category: "target",
+				Usage: "send `'NAME: VALUE'` with every --url request (repeatable; values never printed)"},
+			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Category: "target",
+				Usage: "the longest (`DURATION`) the target may take to start or to answer one request"},
 			// No PDPP_PROVIDER_URL fallback: a variable set for pdpp-mcp must
 			// not turn a CI run of the demo scenario into a usage error.
-			&cli.StringFlag{Name: "provider-url",
-				Usage: "run the scenario against this resource server `URL` with the credential pdpp connect cached (needs --scenario)"},
-			&cli.StringFlag{Name: "cache-root", EnvVars: []string{"PDPP_CACHE_ROOT"},
+			&cli.StringFlag{Name: "provider-url", Category: "target",
+				Usage: "run pdpp-mcp's scenario against this resource server `URL` with the credential pdpp connect cached (needs --scenario)"},
+			&cli.StringFlag{Name: "cache-root", EnvVars: []string{"PDPP_CACHE_ROOT"}, Category: "target",
 				Usage: "credential cache `DIR` for --provider-url (default: ./.pdpp if it exists, else $HOME/.pdpp)"},
-			&cli.BoolFlag{Name: "allow-errors",
+			&cli.StringFlag{Name: "budget", Value: "budget.json", EnvVars: []string{"PDPP_MCP_BUDGET"}, Category: "budget",
+				Usage: "budget `FILE` holding the limits (for --server and --url it may be missing: then only --limit and the portability and prose checks apply)"},
+			&cli.StringSliceFlag{Name: "limit", Category: "budget",
+				Usage: "override one limit of the budget file by its dotted `KEY=N`, e.g. tools_list.max_bytes=16384 or results.search.text_max_bytes=1800 (repeatable)"},
+			&cli.IntFlag{Name: "max-bytes", DefaultText: "the budget file's", Category: "budget",
+				Usage: "shorthand for --limit tools_list.max_bytes=`N`"},
+			&cli.StringFlag{Name: "baseline", Category: "budget",
+				Usage: "compare with the baseline `FILE` and fail when something grew past --max-growth"},
+			&cli.Float64Flag{Name: "max-growth", Value: 0, Category: "budget",
+				Usage: "the growth over the baseline tolerated, in `PERCENT`, for the tools array, each tool and each result"},
+			&cli.StringFlag{Name: "write-baseline", Category: "budget",
+				Usage: "write this run's measurement to `FILE`, a baseline for later runs"},
+			&cli.StringFlag{Name: "scenario", Category: "results",
+				Usage: "scenario `FILE`, a pdpp-mcp-probe script (one call per line: TOOL {json}, !TOOL {json}, resources/read URI, tools/list); default for pdpp-mcp: the built-in demo scenario, for other targets: none"},
+			&cli.BoolFlag{Name: "no-results", Category: "results",
+				Usage: "measure tools/list and the other lists only: no scenario, no resource server"},
+			&cli.BoolFlag{Name: "print-scenario", Category: "results",
+				Usage: "print the built-in scenario and exit"},
+			&cli.BoolFlag{Name: "allow-errors", Category: "results",
 				Usage: "measure error results without failing their calls"},
-			&cli.StringFlag{Name: "format", Value: "table",
-				Usage: "output `FORMAT`: table, json, github (the table plus workflow annotations) or markdown (the tools/list table of docs/budget.md)"},
-			&cli.BoolFlag{Name: "json", Usage: "shorthand for --format json"},
-			&cli.StringFlag{Name: "color", Value: "auto",
+			&cli.StringFlag{Name: "format", Value: "table", Category: "output",
+				Usage: "output `FORMAT`: table, json, github (the table plus workflow annotations) or markdown (for a pull-request comment or job summary)"},
+			&cli.BoolFlag{Name: "json", Category: "output", Usage: "shorthand for --format json"},
+			&cli.StringFlag{Name: "color", Value: "auto", Category: "output",
 				Usage: "`WHEN` to colour the table: auto (terminals, unless NO_COLOR is set), always or never"},
-			&cli.IntFlag{Name: "width", Value: termstyle.WidthAuto, DefaultText: "the terminal's; none when piped",
+			&cli.IntFlag{Name: "width", Value: termstyle.WidthAuto, DefaultText: "the terminal's; none when piped", Category: "output",
 				Usage: "fit the tables into `COLUMNS` (at least 40; 0 never wraps)"},
-			&cli.StringFlag{Name: "log-level", Value: "warn",
-				Usage: "stderr log `LEVEL`: debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-level", Value: "warn", Category: "output",
+				Usage: "stderr log `LEVEL`: debug (which also passes a spawned server's stderr on), info, warn or error"},
 		},
-		Action: func(c *cli.Context) error { return action(c, stdout, stderr, build) },
+		Action: func(c *cli.Context) error { return action(c, stdout, stderr, build, secrets) },
 	}
 	cmdexit.Configure(app, stdout, stderr)
 	return app
@@ -124,19 +172,24 @@ func newApp(stdout, stderr io.Writer, build newServer) *cli.App {
 
 // options is what the flags resolved to.
 type options struct {
+	target      target
 	limits      *budget.Limits
 	scenario    *budget.Scenario // nil with --no-results
 	format      string
 	color       budget.Color
 	width       int
-	budgetFile  string
+	budgetFile  string // "" when no file was read
 	allowErrors bool
-	providerURL string
-	cacheRoot   string
+	baseline    string
+	maxGrowth   float64
+	writeTo     string
+	timeout     time.Duration
 	log         *slog.Logger
+	level       slog.Level
+	stderr      io.Writer
 }
 
-func action(c *cli.Context, stdout, stderr io.Writer, build newServer) error {
+func action(c *cli.Context, stdout, stderr io.Writer, build newServer, secrets *[]string) error {
 	if c.NArg() > 0 {
 		return usageErrorf("unexpected argument %q: %s takes flags only", c.Args().First(), cmdName)
 	}
@@ -144,13 +197,25 @@ func action(c *cli.Context, stdout, stderr io.Writer, build newServer) error {
 		_, err := io.WriteString(stdout, builtinScenario)
 		return err
 	}
-	o, err := parseOptions(c, stderr)
+	o, err := parseOptions(c, stderr, secrets)
 	if err != nil {
 		return err
 	}
 	report, err := measure(c.Context, o, build)
 	if err != nil {
 		return err
+	}
+	if o.baseline != "" {
+		base, err := budget.LoadBaseline(o.baseline)
+		if err != nil {
+			return configErrorf("%v", err)
+		}
+		report.Compare(base, o.baseline, o.maxGrowth)
+	}
+	if o.writeTo != "" {
+		if err := writeBaseline(o.writeTo, report); err != nil {
+			return err
+		}
 	}
 	switch o.format {
 	case "json":
@@ -160,9 +225,12 @@ func action(c *cli.Context, stdout, stderr io.Writer, build newServer) error {
 	case "github":
 		// The limits were read from this file a moment ago; a file that
 		// has gone since only loses the line numbers.
-		src, _ := os.ReadFile(o.budgetFile)
-		err = budget.WriteGitHub(stdout, report, budget.GitHubOptions{
-			File: filepath.ToSlash(filepath.Clean(o.budgetFile)), Lines: budget.LimitLines(src)})
+		var gh budget.GitHubOptions
+		if o.budgetFile != "" {
+			src, _ := os.ReadFile(o.budgetFile)
+			gh = budget.GitHubOptions{File: filepath.ToSlash(filepath.Clean(o.budgetFile)), Lines: budget.LimitLines(src)}
+		}
+		err = budget.WriteGitHub(stdout, report, gh)
 	default:
 		err = budget.WriteText(stdout, report, budget.TextOptions{Color: o.color, Width: termstyle.ResolveWidth(stdout, o.width)})
 	}
@@ -175,15 +243,41 @@ func action(c *cli.Context, stdout, stderr io.Writer, build newServer) error {
 	return nil
 }
 
-func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
+// writeBaseline writes the file whole or not at all.
+func writeBaseline(path string, r *budget.Report) error {
+	var b bytes.Buffer
+	if err := budget.WriteBaseline(&b, budget.NewBaseline(r)); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".baseline-*")
+	if err != nil {
+		return fmt.Errorf("write baseline: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b.Bytes()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write baseline: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write baseline: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write baseline: %w", err)
+	}
+	return nil
+}
+
+func parseOptions(c *cli.Context, stderr io.Writer, secrets *[]string) (*options, error) {
 	o := &options{
 		format:      c.String("format"),
 		color:       budget.Color(c.String("color")),
 		width:       c.Int("width"),
-		budgetFile:  c.String("budget"),
 		allowErrors: c.Bool("allow-errors"),
-		providerURL: strings.TrimSpace(c.String("provider-url")),
-		cacheRoot:   c.String("cache-root"),
+		baseline:    c.String("baseline"),
+		maxGrowth:   c.Float64("max-growth"),
+		writeTo:     c.String("write-baseline"),
+		timeout:     c.Duration("timeout"),
+		stderr:      stderr,
 	}
 	if c.Bool("json") {
 		if c.IsSet("format") && o.format != "json" {
@@ -203,14 +297,43 @@ func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 	if o.width < 0 && o.width != termstyle.WidthAuto {
 		return nil, usageErrorf("--width must be 0 or a column count, got %d", o.width)
 	}
-	level, err := loglevel.Parse(c.String("log-level"), slog.LevelWarn)
-	if err != nil {
+	if o.level, err = loglevel.Parse(c.String("log-level"), slog.LevelWarn); err != nil {
 		return nil, usageErrorf("--log-level: %v", err)
 	}
-	o.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	o.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.level}))
+	switch {
+	case o.timeout <= 0:
+		return nil, usageErrorf("--timeout must be positive, got %s", o.timeout)
+	case c.IsSet("max-growth") && o.baseline == "":
+		return nil, usageErrorf("--max-growth goes with --baseline")
+	case o.maxGrowth < 0 || math.IsNaN(o.maxGrowth) || math.IsInf(o.maxGrowth, 0):
+		return nil, usageErrorf("--max-growth must be a percentage of 0 or more, got %v", o.maxGrowth)
+	}
+	if o.target, err = targetFrom(c, secrets); err != nil {
+		return nil, err
+	}
+	if err := o.loadLimits(c); err != nil {
+		return nil, err
+	}
+	return o, o.loadScenario(c)
+}
 
-	if o.limits, err = budget.LoadLimits(c.String("budget")); err != nil {
-		return nil, configErrorf("%v", err)
+// loadLimits reads the budget file, applies --limit and validates the
+// result: with the PDPP rules for pdpp-mcp. For any other target a budget
+// file that was not named may be missing.
+func (o *options) loadLimits(c *cli.Context) error {
+	pdpp := o.target.pdpp()
+	file := c.String("budget")
+	_, statErr := os.Stat(file)
+	switch {
+	case !pdpp && !c.IsSet("budget") && errors.Is(statErr, fs.ErrNotExist):
+		o.limits = &budget.Limits{}
+	default:
+		l, err := budget.LoadLimits(file, pdpp)
+		if err != nil {
+			return configErrorf("%v", err)
+		}
+		o.limits, o.budgetFile = l, file
 	}
 	overrides := c.StringSlice("limit")
 	if c.IsSet("max-bytes") {
@@ -222,101 +345,103 @@ func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 			err = o.limits.Set(key, n)
 		}
 		if err != nil {
-			return nil, usageErrorf("--limit: %v", err)
+			return usageErrorf("--limit: %v", err)
 		}
 	}
-	if err := o.limits.Validate(); err != nil {
-		return nil, usageErrorf("limits after --limit: %v", err)
+	if err := o.limits.Validate(o.limits.PDPP); err != nil {
+		return usageErrorf("limits after --limit: %v", err)
 	}
+	return nil
+}
 
+// loadScenario reads --scenario, or takes the built-in one for pdpp-mcp
+// over the demo dataset.
+func (o *options) loadScenario(c *cli.Context) error {
 	file := c.String("scenario")
+	t := o.target
+	var err error
 	switch {
 	case c.Bool("no-results") && file != "":
-		return nil, usageErrorf("--no-results runs no scenario; leave out --scenario")
-	case c.Bool("no-results") && o.providerURL != "":
-		return nil, usageErrorf("--no-results reads no resource server; leave out --provider-url")
+		return usageErrorf("--no-results runs no scenario; leave out --scenario")
+	case c.Bool("no-results") && t.providerURL != "":
+		return usageErrorf("--no-results reads no resource server; leave out --provider-url")
 	case c.Bool("no-results"):
-	case o.providerURL != "" && file == "":
-		return nil, usageErrorf("the built-in scenario reads the demo dataset; with --provider-url pass --scenario FILE written for that grant")
+	case t.providerURL != "" && file == "":
+		return usageErrorf("the built-in scenario reads the demo dataset; with --provider-url pass --scenario FILE written for that grant")
+	case file == "" && t.kind != targetPDPP:
+		// The built-in scenario calls pdpp-mcp's tools: another server
+		// is measured without results unless a scenario is given.
 	case file == "":
-		o.scenario, err = budget.ParseScenario("built-in", []byte(builtinScenario))
-		if err != nil {
-			return nil, fmt.Errorf("built-in scenario: %w", err)
+		if o.scenario, err = budget.ParseScenario("built-in", []byte(builtinScenario)); err != nil {
+			return fmt.Errorf("built-in scenario: %w", err)
 		}
 	default:
 		src, err := os.ReadFile(file)
 		if err != nil {
-			return nil, configErrorf("scenario: %v", err)
+			return configErrorf("scenario: %v", err)
 		}
 		if o.scenario, err = budget.ParseScenario(file, src); err != nil {
-			return nil, configErrorf("scenario %v", err)
+			return configErrorf("scenario %v", err)
 		}
 	}
-	return o, nil
+	return nil
 }
 
-// measure builds the server, measures it and checks the measurements.
+// measure opens the target, measures it and checks the measurements.
 func measure(ctx context.Context, o *options, build newServer) (*budget.Report, error) {
 	tok, err := o200k.New()
 	if err != nil {
 		return nil, err
 	}
-	srv, stop, err := target(ctx, o, build)
+	cn, err := open(ctx, o, build)
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
-	cs, wire, closeSession, err := budget.Connect(ctx, srv)
-	if err != nil {
-		return nil, err
+	failed := func(err error) error {
+		if ctx.Err() != nil {
+			cn.Abort()
+			return &cmdexit.Error{Code: cmdexit.Failure, Msg: "interrupted while measuring " + o.target.label()}
+		}
+		err = cn.Explain(o.target.label(), err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w (no answer within --timeout %s)", err, o.timeout)
+		}
+		cn.Abort()
+		return err
 	}
-	defer closeSession()
 
-	st, err := budget.ReadSurface(ctx, cs, wire)
+	st, err := budget.ReadSurface(ctx, cn.Session, cn.Wire, o.timeout)
 	if err != nil {
-		return nil, err
+		return nil, failed(err)
 	}
 	fp, err := budget.Measure(st, tok)
 	if err != nil {
+		cn.Abort()
 		return nil, err
+	}
+	if o.limits.PDPP { // a PDPP surface, whatever serves it
+		fp.PDPPOrder()
 	}
 	checks := budget.CheckSurface(st, fp, o.limits)
 	var calls []budget.Call
 	name := ""
 	if o.scenario != nil {
 		name = o.scenario.Name
-		if calls, err = budget.RunScenario(ctx, cs, wire, o.scenario, tok); err != nil {
-			return nil, err
+		runner := &probe.Runner{Session: cn.Session, Wire: cn.Wire, Timeout: o.timeout}
+		if calls, err = budget.RunScenario(ctx, runner, o.scenario, tok); err != nil {
+			return nil, failed(err)
+		}
+		// A session the transport gave up on cannot be measured further:
+		// the calls after it would only say so again.
+		if err := cn.Err(); err != nil {
+			return nil, failed(err)
 		}
 		checks = append(checks, budget.CheckResults(calls, o.limits, o.allowErrors)...)
 	}
-	return budget.NewReport(tok, fp, name, calls, checks), nil
-}
-
-// target builds the server the pdpp-mcp binary builds, over the resource
-// server the scenario reads: none with --no-results, the cached credential
-// with --provider-url, else the demo double. stop releases it.
-func target(ctx context.Context, o *options, build newServer) (srv *mcp.Server, stop func(), err error) {
-	opts := server.Options{Logger: o.log}
-	switch {
-	case o.scenario == nil:
-		return build(opts), func() {}, nil
-	case o.providerURL != "":
-		conn, err := credential.Connect(ctx, credential.ConnectOptions{
-			ProviderURL: o.providerURL,
-			CacheRoot:   o.cacheRoot,
-			Logger:      o.log,
-		})
-		if err != nil {
-			return nil, nil, err // a credential.Error carries its exit code
-		}
-		opts.RS, opts.ProviderURL = conn.RS, conn.ProviderURL
-		return build(opts), func() {}, nil
+	if err := cn.Close(); err != nil {
+		o.log.Warn("closing the session", "error", err)
 	}
-	demo, err := startDemo(o.log)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts.RS, opts.ProviderURL = demo.client, demo.url
-	return build(opts), demo.stop, nil
+	r := budget.NewReport(tok, fp, name, calls, checks)
+	r.Target = o.target.label()
+	return r, nil
 }

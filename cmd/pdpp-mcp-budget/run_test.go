@@ -36,6 +36,12 @@ func TestExitCodes(t *testing.T) {
 	unknown := write("unknown.txt", "list_streams {}\n")
 	broken := write("broken.txt", "schema {\n")
 	empty := filepath.Join(dir, "empty-cache")
+	t.Setenv("PDPP_MCP_BUDGET_TEST_TOKEN", "token")
+	baseline := filepath.Join(dir, "baseline.json")
+	var so, se bytes.Buffer
+	if code := runWith(t.Context(), []string{cmdName, "--server", "testmcp-ok 3 50", "--write-baseline", baseline}, &so, &se, server.New); code != 0 {
+		t.Fatalf("writing the baseline: exit %d: %s", code, se.String())
+	}
 
 	for _, tt := range []struct {
 		name   string
@@ -58,6 +64,25 @@ func TestExitCodes(t *testing.T) {
 		{"bad override", syntheticServer, []string{"--budget", budgetFile, "--limit", "x=1"}, 64, false},
 		{"no credential", server.New, []string{"--budget", budgetFile, "--provider-url", "https://rs.example", "--cache-root", empty, "--scenario", ok}, 78, false},
 		{"invalid provider URL", server.New, []string{"--budget", budgetFile, "--provider-url", "ftp://rs.example", "--cache-root", empty, "--scenario", ok}, 64, false},
+
+		// Any server: testmcp-ok and testmcp-bad are this test binary (see
+		// TestMain).
+		{"any server within budget", server.New, []string{"--server", "testmcp-ok 3 50"}, 0, true},
+		{"any server over a limit", server.New, []string{"--server", "testmcp-ok 3 50", "--limit", "tools_list.max_bytes=10"}, 3, true},
+		{"any server grown past its baseline", server.New, []string{"--server", "testmcp-ok 4 50", "--baseline", baseline}, 3, true},
+		{"any server, its own baseline", server.New, []string{"--server", "testmcp-ok 3 50", "--baseline", baseline}, 0, true},
+		{"server that cannot be measured", server.New, []string{"--server", "testmcp-bad exit"}, 1, false},
+		{"server that never answers", server.New, []string{"--server", "testmcp-bad silent", "--timeout", "100ms"}, 1, false},
+		{"missing baseline", server.New, []string{"--server", "testmcp-ok 3 50", "--baseline", filepath.Join(dir, "none.json")}, 78, false},
+		{"--server and --url", server.New, []string{"--server", "x", "--url", "https://mcp.example/mcp"}, 64, false},
+		{"--provider-url with --server", server.New, []string{"--server", "x", "--provider-url", "https://rs.example"}, 64, false},
+		{"--header without --url", server.New, []string{"--server", "x", "--header", "A: b"}, 64, false},
+		{"malformed --header", server.New, []string{"--url", "https://mcp.example/mcp", "--header", "no colon"}, 64, false},
+		{"unset --bearer-env", server.New, []string{"--url", "https://mcp.example/mcp", "--bearer-env", "PDPP_MCP_BUDGET_TEST_UNSET"}, 64, false},
+		{"bearer over cleartext", server.New, []string{"--url", "http://mcp.example/mcp", "--bearer-env", "PDPP_MCP_BUDGET_TEST_TOKEN"}, 64, false},
+		{"--max-growth without --baseline", server.New, []string{"--server", "x", "--max-growth", "5"}, 64, false},
+		{"negative --max-growth", server.New, []string{"--server", "x", "--baseline", baseline, "--max-growth", "-1"}, 64, false},
+		{"unsplittable --server", server.New, []string{"--server", "x 'y"}, 64, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcptarget"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
@@ -71,7 +73,8 @@ Targets (exactly one):
                         (pdpp-mcp's rules)
   --server 'CMD ARGS…'  any stdio MCP server, spawned
   --url URL             a Streamable HTTP endpoint; --bearer-env NAME
-                        sends the token held in environment variable NAME
+                        sends the token held in environment variable NAME,
+                        --header 'K: V' any other header
 
 Calls: --script FILE (- for stdin) and --call, in that order. A line is
   TOOL {json arguments}  a tools/call; prefix ! when it must return isError
@@ -111,6 +114,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, secrets *[]string) *cli.A
 				Usage: "Streamable HTTP MCP endpoint `URL`"},
 			&cli.StringFlag{Name: "bearer-env", Category: "target",
 				Usage: "send the bearer token held in environment variable `NAME` to --url (never printed)"},
+			&cli.StringSliceFlag{Name: "header", Category: "target",
+				Usage: "send `'NAME: VALUE'` with every --url request (repeatable; values never printed)"},
 			&cli.StringFlag{Name: "script", Category: "calls",
 				Usage: "read calls from `FILE`, one per line (- reads stdin)"},
 			&cli.StringSliceFlag{Name: "call", Category: "calls",
@@ -199,14 +204,14 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 		return err // a credential.Error carries its exit code (64, 77, 78)
 	}
 	defer func() {
-		if err := cn.close(); err != nil {
+		if err := cn.Close(); err != nil {
 			cfg.log.Warn("closing the session", "error", err)
 		}
 	}()
 
 	out := outputFor(c, stdout, color, *secrets)
 	var tl tally
-	runner := &probe.Runner{Session: cn.session, Wire: cn.wire, Timeout: cfg.timeout}
+	runner := &probe.Runner{Session: cn.Session, Wire: cn.Wire, Timeout: cfg.timeout}
 	runErr := runner.Run(c.Context, calls, func(r *probe.Result) error {
 		tl.add(r)
 		if err := out.result(r); err != nil {
@@ -303,10 +308,14 @@ func finishGolden(rec *probe.Recorder, chk *probe.Checker, tl *tally, out *outpu
 }
 
 func (t target) secrets() []string {
-	if t.bearerEnv == "" {
-		return nil
+	var out []string
+	if t.bearerEnv != "" {
+		out = append(out, os.Getenv(t.bearerEnv))
 	}
-	return []string{os.Getenv(t.bearerEnv)}
+	for _, vs := range t.header {
+		out = append(out, vs...)
+	}
+	return out
 }
 
 // targetFrom reads the target flags: exactly one target.
@@ -334,26 +343,36 @@ func targetFrom(c *cli.Context) (target, error) {
 	}
 	t.kind = chosen[0]
 	if c.IsSet("server") {
-		argv, err := splitCommand(c.String("server"))
+		argv, err := mcptarget.SplitCommand(c.String("server"))
 		if err != nil {
 			return t, usageErrorf("--server: %v", err)
 		}
 		t.server = argv
 	}
-	if c.IsSet("bearer-env") && !c.IsSet("url") {
-		return t, usageErrorf("--bearer-env goes with --url")
+	if (c.IsSet("bearer-env") || c.IsSet("header")) && !c.IsSet("url") {
+		return t, usageErrorf("--bearer-env and --header go with --url")
+	}
+	for _, h := range c.StringSlice("header") {
+		name, value, err := mcptarget.ParseHeader(h)
+		if err != nil {
+			return t, usageErrorf("%v", err)
+		}
+		if t.header == nil {
+			t.header = http.Header{}
+		}
+		t.header.Add(name, value)
 	}
 	if c.IsSet("url") {
-		if err := checkHostedURL(t.url); err != nil {
+		if err := mcptarget.CheckURL(t.url); err != nil {
 			return t, usageErrorf("%v", err)
 		}
 		if t.bearerEnv != "" {
 			if os.Getenv(t.bearerEnv) == "" {
 				return t, usageErrorf("--bearer-env %s: that environment variable is empty or unset", t.bearerEnv)
 			}
-			if credential.Cleartext(t.url) {
-				return t, usageErrorf("--url %s is plain http to a host that is not loopback: the bearer would travel unencrypted; use https", t.url)
-			}
+		}
+		if (t.bearerEnv != "" || len(t.header) > 0) && credential.Cleartext(t.url) {
+			return t, usageErrorf("--url %s is plain http to a host that is not loopback: the bearer or headers would travel unencrypted; use https", t.url)
 		}
 	}
 	return t, nil

@@ -123,7 +123,8 @@ func cmdRS(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdMCPHTTP serves pdpp-mcp's tools over stateless Streamable HTTP on
 // 127.0.0.1 for the rest of the script, over a pdpptest resource server,
-// behind a random bearer token. It sets MCP_URL and MCP_TOKEN.
+// behind a random bearer token; an X-Tenant header, when sent, must be
+// "tenant-sekrit". It sets MCP_URL and MCP_TOKEN.
 func cmdMCPHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: mcp-http")
@@ -143,6 +144,10 @@ func cmdMCPHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+token {
 			http.Error(w, "missing or wrong bearer", http.StatusUnauthorized)
+			return
+		}
+		if t := r.Header.Get("X-Tenant"); t != "" && t != "tenant-sekrit" {
+			http.Error(w, "unknown tenant", http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcptarget"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
@@ -37,104 +34,92 @@ type target struct {
 	server      []string // argv
 	url         string
 	bearerEnv   string
+	header      http.Header // --header, sent to --url
 }
 
-// conn is an open session and what it takes to end it.
-type conn struct {
-	session *mcp.ClientSession
-	wire    *probe.Wire
-	closers []func() error
-}
-
-func (c *conn) close() error {
-	var errs []error
-	for i := len(c.closers) - 1; i >= 0; i-- {
-		errs = append(errs, c.closers[i]())
-	}
-	return errors.Join(errs...)
-}
-
-// client is the MCP client identity the probe presents.
-func client() *mcp.Client {
-	return mcp.NewClient(&mcp.Implementation{Name: cmdName, Version: server.Version()}, nil)
+// options is how the probe opens any session: its identity, and the spawned
+// server's stderr passed on, sanitised and prefixed, because it is as
+// untrusted as its results.
+func options(cfg config) (mcptarget.Options, func() error) {
+	errw := probe.NewLineSanitizer(cfg.stderr, "server: ")
+	return mcptarget.Options{
+		Client: &mcp.Implementation{Name: cmdName, Version: server.Version()},
+		Stderr: errw,
+	}, errw.Close
 }
 
 // connect opens a session with the target. Whatever connect started is
-// stopped by conn.close, or before connect returns an error.
-func connect(ctx context.Context, t target, cfg config) (c *conn, err error) {
-	c = &conn{wire: probe.NewWire()}
-	defer func() {
-		if err != nil {
-			c.close()
-			c = nil
-		}
-	}()
+// stopped by Close, or before connect returns an error.
+func connect(ctx context.Context, t target, cfg config) (*mcptarget.Conn, error) {
+	o, flush := options(cfg)
+	var c *mcptarget.Conn
+	var err error
 	switch t.kind {
 	case targetDemo:
-		err = c.demo(ctx, cfg)
+		c, err = demo(ctx, cfg, o)
 	case targetProvider:
-		err = c.provider(ctx, t, cfg)
+		c, err = provider(ctx, t, cfg, o)
 	case targetServer:
-		err = c.command(ctx, t, cfg)
+		c, err = mcptarget.Command(ctx, t.server, o)
 	case targetURL:
-		err = c.hosted(ctx, t, cfg)
+		o.Header = t.header.Clone()
+		if t.bearerEnv != "" {
+			if o.Header == nil {
+				o.Header = http.Header{}
+			}
+			o.Header.Set("Authorization", "Bearer "+os.Getenv(t.bearerEnv))
+		}
+		c, err = mcptarget.HTTP(ctx, t.url, o)
 	default:
 		err = fmt.Errorf("unknown target %q", t.kind)
 	}
-	return c, err
-}
-
-// inProcess serves the pdpp-mcp tools (o names their RS client) in this
-// process and connects to them through an in-memory transport.
-func (c *conn) inProcess(ctx context.Context, cfg config, o server.Options) error {
-	o.Logger = cfg.log
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := server.New(o).Connect(ctx, st, nil)
 	if err != nil {
-		return fmt.Errorf("start the in-process server: %w", err)
+		flush()
+		return nil, err
 	}
-	c.closers = append(c.closers, ss.Close)
-	cs, err := client().Connect(ctx, c.wire.Transport(ct), nil)
-	if err != nil {
-		return fmt.Errorf("connect to the in-process server: %w", err)
-	}
-	c.session = cs
-	c.closers = append(c.closers, cs.Close)
-	return nil
+	c.OnClose(flush)
+	return c, nil
 }
 
 // demo serves the demo dataset from an in-process resource server, read
 // with its client token, at the dataset's own clock so every answer is the
 // same on every run.
-func (c *conn) demo(ctx context.Context, cfg config) error {
+func demo(ctx context.Context, cfg config, o mcptarget.Options) (*mcptarget.Conn, error) {
 	if err := credential.CheckOwnerEnv(os.Getenv); err != nil {
-		return err // the rule pdpp-mcp --demo applies too
+		return nil, err // the rule pdpp-mcp --demo applies too
 	}
 	ds, err := dataset.Demo()
 	if err != nil {
-		return fmt.Errorf("demo dataset: %w", err)
+		return nil, fmt.Errorf("demo dataset: %w", err)
 	}
 	double, err := pdpptest.Start(pdpptest.Options{Dataset: ds, Now: dataset.DemoTime, Logger: cfg.log})
 	if err != nil {
-		return fmt.Errorf("start the demo resource server: %w", err)
+		return nil, fmt.Errorf("start the demo resource server: %w", err)
 	}
-	c.closers = append(c.closers, func() error {
+	stop := func() error {
 		if err := double.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("stop the demo resource server: %w", err)
 		}
 		return nil
-	})
+	}
 	token := double.Token(pdpptest.TokenClient)
 	rsClient, err := rs.New(rs.Options{BaseURL: double.URL(), Token: func() string { return token }, Logger: cfg.log})
 	if err != nil {
-		return err
+		stop()
+		return nil, err
 	}
-	return c.inProcess(ctx, cfg, server.Options{RS: rsClient, ProviderURL: double.URL()})
+	c, err := mcptarget.InProcess(ctx, server.New(server.Options{RS: rsClient, ProviderURL: double.URL(), Logger: cfg.log}), o)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	c.OnClose(stop)
+	return c, nil
 }
 
 // provider serves the grant cached for --provider-url, under pdpp-mcp's own
 // start-up rules and refusals (credential.Connect).
-func (c *conn) provider(ctx context.Context, t target, cfg config) error {
+func provider(ctx context.Context, t target, cfg config, o mcptarget.Options) (*mcptarget.Conn, error) {
 	pc, err := credential.Connect(ctx, credential.ConnectOptions{
 		ProviderURL: t.providerURL,
 		CacheRoot:   t.cacheRoot,
@@ -142,74 +127,8 @@ func (c *conn) provider(ctx context.Context, t target, cfg config) error {
 		Logger:      cfg.log,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, pc.ProviderURL, pc.Credential.File)
-	return c.inProcess(ctx, cfg, server.Options{RS: pc.RS, ProviderURL: pc.ProviderURL})
-}
-
-// stopGrace is how long a spawned server may take to exit once its stdin is
-// closed, before it is sent SIGTERM.
-const stopGrace = 5 * time.Second
-
-// command spawns --server and talks to it over its stdin and stdout. Its
-// stderr is passed on, sanitised and prefixed, because it is as untrusted as
-// its results.
-func (c *conn) command(ctx context.Context, t target, cfg config) error {
-	cmd := exec.Command(t.server[0], t.server[1:]...)
-	errw := probe.NewLineSanitizer(cfg.stderr, "server: ")
-	cmd.Stderr = errw
-	c.closers = append(c.closers, errw.Close)
-	cs, err := client().Connect(ctx, c.wire.Transport(&mcp.CommandTransport{Command: cmd, TerminateDuration: stopGrace}), nil)
-	if err != nil {
-		if cmd.Process == nil {
-			return fmt.Errorf("start --server %s: %w", t.server[0], err)
-		}
-		// Started but no session: stop it before reporting.
-		cmd.Process.Kill()
-		cmd.Wait()
-		return fmt.Errorf("connect to --server %s: %w", t.server[0], err)
-	}
-	c.session = cs
-	c.closers = append(c.closers, cs.Close)
-	return nil
-}
-
-// hosted connects to a Streamable HTTP endpoint, sending the bearer read
-// from the environment variable --bearer-env names.
-func (c *conn) hosted(ctx context.Context, t target, cfg config) error {
-	var rt http.RoundTripper = http.DefaultTransport
-	if t.bearerEnv != "" {
-		token := os.Getenv(t.bearerEnv)
-		rt = bearer{token: token, next: rt}
-	}
-	hc := outbound.New(c.wire.RoundTripper(rt))
-	cs, err := client().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: t.url, HTTPClient: hc, MaxRetries: -1}, nil)
-	if err != nil {
-		return fmt.Errorf("connect to %s: %w", t.url, err)
-	}
-	c.session = cs
-	c.closers = append(c.closers, cs.Close)
-	return nil
-}
-
-// bearer adds the Authorization header to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(req)
-}
-
-// checkHostedURL accepts an absolute http(s) URL.
-func checkHostedURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--url must be an absolute http or https URL, got %q", s)
-	}
-	return nil
+	return mcptarget.InProcess(ctx, server.New(server.Options{RS: pc.RS, ProviderURL: pc.ProviderURL, Logger: cfg.log}), o)
 }

@@ -27,7 +27,10 @@ const (
 // with no numeric limit (membership, findings, calls) have names of their
 // own. Subject says what a limit shared by several checks was applied to.
 type Check struct {
-	Name     string `json:"name"`
+	Name string `json:"name"`
+	// Key is the budget-file key of the limit of a check whose name is not
+	// one (the tolerated findings of schema.portability, prose.repeated).
+	Key      string `json:"key,omitempty"`
 	Subject  string `json:"subject,omitempty"`
 	Kind     Kind   `json:"kind"`
 	Measured int    `json:"measured"`
@@ -59,34 +62,69 @@ func atMost(name, subject, unit string, measured, limit int, what string) Check 
 }
 
 func findings(name, unit string, found []string, message string) Check {
-	c := Check{Name: name, Kind: Findings, Measured: len(found), Unit: unit, Pass: len(found) == 0, Findings: found}
+	return tolerated(name, "", unit, found, 0, message)
+}
+
+// tolerated is a Findings check that passes with up to limit findings; key
+// is the budget-file key of that limit.
+func tolerated(name, key, unit string, found []string, limit int, message string) Check {
+	c := Check{Name: name, Key: key, Kind: Findings, Measured: len(found), Limit: limit, Unit: unit, Pass: len(found) <= limit, Findings: found}
 	if !c.Pass {
 		c.Message = message
+		if limit > 0 {
+			c.Message += fmt.Sprintf(" (%d found, %s tolerates %d)", len(found), key, limit)
+		}
 	}
 	return c
 }
 
-// CheckSurface runs every check of the tools/list footprint and the
-// instructions, in report order.
-func CheckSurface(st *SurfaceText, fp *Footprint, l *Limits) []Check {
-	checks := []Check{checkMembership(st.Tools)}
-
-	total := atMost("tools_list.max_bytes", "", "bytes", fp.Bytes, l.ToolsList.MaxBytes, "tools/list tools array")
-	if !total.Pass {
-		total.Message += "; largest tools: " + largest(fp.Tools, 3)
+// LimitKey is the budget-file key of the check's limit, if it has one.
+func (c Check) LimitKey() string {
+	switch {
+	case c.Key != "":
+		return c.Key
+	case c.Kind == AtMost:
+		return c.Name
 	}
-	checks = append(checks, total)
+	return ""
+}
 
+// CheckSurface runs every check of the tools/list footprint, the
+// instructions and the other lists, in report order: each limit the file
+// sets, schema portability and repeated prose always, and the PDPP checks
+// (membership, the instructions' presence and head, owner-credential
+// guidance) when l.PDPP asks for them.
+func CheckSurface(st *SurfaceText, fp *Footprint, l *Limits) []Check {
+	var checks []Check
+	if l.PDPP {
+		checks = append(checks, checkMembership(st.Tools))
+	}
+	if l.ToolsList.MaxBytes > 0 {
+		total := atMost("tools_list.max_bytes", "", "bytes", fp.Bytes, l.ToolsList.MaxBytes, "tools/list tools array")
+		if !total.Pass {
+			total.Message += "; shrink the largest tools: " + largest(fp.Tools, 3)
+		}
+		checks = append(checks, total)
+	}
 	for _, t := range fp.Tools {
-		if limit, ok := l.ToolsList.ToolMaxBytes[t.Name]; ok {
-			c := atMost("tools_list.tool_max_bytes."+t.Name, "", "bytes", t.Bytes, limit, "tool "+t.Name)
+		name, subject := "tools_list.tool_max_bytes."+t.Name, ""
+		limit, ok := l.ToolsList.ToolMaxBytes[t.Name]
+		if !ok {
+			limit, ok = l.ToolsList.ToolMaxBytes[AnyTool]
+			name, subject = "tools_list.tool_max_bytes."+AnyTool, t.Name
+		}
+		if ok && limit > 0 {
+			c := atMost(name, subject, "bytes", t.Bytes, limit, "tool "+t.Name)
 			if !c.Pass {
-				c.Message += fmt.Sprintf(" (description %d, input schema %d, output schema %d)", t.DescriptionBytes, t.InputSchemaBytes, t.OutputSchemaBytes)
+				c.Message += fmt.Sprintf(" (description %d, input schema %d, output schema %d, the rest %d)", t.DescriptionBytes, t.InputSchemaBytes, t.OutputSchemaBytes, t.RestBytes)
 			}
 			checks = append(checks, c)
 		}
 	}
 	for _, t := range fp.Tools {
+		if l.ToolsList.DescriptionMaxBytes <= 0 {
+			break
+		}
 		c := atMost("tools_list.description_max_bytes", t.Name, "bytes", t.DescriptionBytes, l.ToolsList.DescriptionMaxBytes, "description of "+t.Name)
 		if !c.Pass {
 			c.Message += "; cross-tool guidance belongs in the server instructions"
@@ -94,11 +132,34 @@ func CheckSurface(st *SurfaceText, fp *Footprint, l *Limits) []Check {
 		checks = append(checks, c)
 	}
 
-	checks = append(checks, checkInstructions(st.Instructions, fp.Instructions, l.Instructions)...)
+	if l.PDPP {
+		checks = append(checks, checkInstructions(st.Instructions, fp.Instructions, l.Instructions)...)
+	} else if l.Instructions.MaxBytes > 0 {
+		checks = append(checks, atMost("instructions.max_bytes", "", "bytes", fp.Instructions.Bytes, l.Instructions.MaxBytes, "instructions"))
+	}
+	for _, lst := range []struct {
+		key   string
+		size  *ListSize
+		limit int
+		what  string
+	}{
+		{"resource_templates.max_bytes", fp.ResourceTemplates, l.ResourceTemplates.MaxBytes, "resources/templates/list array"},
+		{"prompts.max_bytes", fp.Prompts, l.Prompts.MaxBytes, "prompts/list array"},
+	} {
+		if lst.limit > 0 {
+			n := 0
+			if lst.size != nil {
+				n = lst.size.Bytes
+			}
+			checks = append(checks, atMost(lst.key, "", "bytes", n, lst.limit, lst.what))
+		}
+	}
+	if l.PDPP {
+		checks = append(checks, checkOwnerGuidance(st))
+	}
 	checks = append(checks,
-		checkOwnerGuidance(st),
-		checkRepeatedProse(st.Tools, l.Prose.MinChars),
-		checkPortability(st.Tools),
+		checkRepeatedProse(st.Tools, l),
+		checkPortability(st.Tools, l),
 	)
 	return checks
 }
@@ -167,6 +228,7 @@ func checkMembership(tools []*mcp.Tool) Check {
 	return c
 }
 
+// largest names the n largest tools, with their bytes.
 func largest(tools []ToolFootprint, n int) string {
 	s := slices.Clone(tools)
 	slices.SortStableFunc(s, func(a, b ToolFootprint) int { return b.Bytes - a.Bytes })

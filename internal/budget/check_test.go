@@ -132,7 +132,7 @@ func TestSurfaceChecks(t *testing.T) {
 				l.ToolsList.ToolMaxBytes["query_records"] = 300
 			},
 			fail:    []string{"tools_list.tool_max_bytes.query_records"},
-			message: "tool query_records: 433 bytes, 133 over the budget of 300 (description 75, input schema 211, output schema 77)",
+			message: "tool query_records: 433 bytes, 133 over the budget of 300 (description 75, input schema 211, output schema 77, the rest 70)",
 		},
 		{
 			name: "tools array over its budget",
@@ -140,7 +140,7 @@ func TestSurfaceChecks(t *testing.T) {
 				l.ToolsList.MaxBytes = 2000
 			},
 			fail:    []string{"tools_list.max_bytes"},
-			message: "tools/list tools array: 2,292 bytes, 292 over the budget of 2,000; largest tools: query_records 433, aggregate 423, fetch 367",
+			message: "tools/list tools array: 2,292 bytes, 292 over the budget of 2,000; shrink the largest tools: query_records 433, aggregate 423, fetch 367",
 		},
 		{
 			name: "null type union",
@@ -299,7 +299,7 @@ func TestMeasureUsesWireBytes(t *testing.T) {
 	s := healthy()
 	s.tool("search").Description = "Find records where a < b & c > d (GET /v1/search). Read-only."
 	cs, wire := s.connect(t)
-	st, err := budget.ReadSurface(t.Context(), cs, wire)
+	st, err := budget.ReadSurface(t.Context(), cs, wire, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,5 +367,54 @@ func TestCheckNamesAreLimitKeys(t *testing.T) {
 	}
 	if n < 15 {
 		t.Errorf("only %d limit checks", n)
+	}
+}
+
+// Outside PDPP only the limits the file sets are checked, with portability
+// and repeated prose always: no membership, instructions head or owner
+// guidance, and none of the read surface's own schema rules.
+func TestGenericSurfaceChecks(t *testing.T) {
+	shared := "Results are paged; pass the cursor from the previous answer to read the next page of them."
+	s := healthy()
+	s.tools = append(s.tools, &mcp.Tool{Name: "extra", Description: "Owner token goes here. " + shared,
+		InputSchema: input(`"connector_instance_id": {"type": "string"}, "filter": {"type": "string"}, "n": {"type": ["string", "number"]}`)})
+	s.tool("search").Description += " " + shared
+	s.instructions = ""
+	l := &budget.Limits{Results: map[string]budget.ResultLimits{}}
+	checks := surfaceChecks(t, s, l)
+	var names []string
+	for _, c := range checks {
+		names = append(names, c.Name)
+	}
+	if diff := cmp.Diff([]string{"prose.repeated", "schema.portability"}, names); diff != "" {
+		t.Errorf("checks without limits (-want +got):\n%s", diff)
+	}
+	port := find(t, checks, "schema.portability")
+	if diff := cmp.Diff([]string{`extra input /properties/n: type ["string","number"] is a list; function declarations take one type (use anyOf)`}, port.Findings); diff != "" {
+		t.Errorf("portability findings (-want +got):\n%s", diff)
+	}
+	prose := find(t, checks, "prose.repeated")
+	if prose.Pass || len(prose.Findings) != 1 || !strings.Contains(prose.Findings[0], "in extra, search: ") {
+		t.Errorf("prose %+v", prose)
+	}
+
+	// Tolerated findings pass; '*' bounds every tool without a limit.
+	l.Prose.MaxRepeatedFindings, l.Schema.MaxPortabilityFindings = 1, 1
+	l.ToolsList.ToolMaxBytes = map[string]int{budget.AnyTool: 1, "extra": 5000}
+	checks = surfaceChecks(t, s, l)
+	if c := find(t, checks, "prose.repeated"); !c.Pass || c.LimitKey() != "prose.max_repeated_findings" {
+		t.Errorf("tolerated prose %+v", c)
+	}
+	var anyTool []string
+	for _, c := range checks {
+		if c.Name == "tools_list.tool_max_bytes.*" {
+			anyTool = append(anyTool, c.Subject)
+		}
+	}
+	if diff := cmp.Diff([]string{"aggregate", "fetch", "query_records", "read_record_field", "schema", "search"}, anyTool); diff != "" {
+		t.Errorf("'*' applied to (-want +got):\n%s", diff)
+	}
+	if c := find(t, checks, "tools_list.tool_max_bytes.extra"); !c.Pass {
+		t.Errorf("extra has its own limit: %+v", c)
 	}
 }

@@ -98,6 +98,7 @@ func (s *synthetic) connect(t *testing.T) (*mcp.ClientSession, *probe.Wire) {
 
 func testLimits() *budget.Limits {
 	l := &budget.Limits{
+		PDPP: true,
 		ToolsList: budget.ToolsListLimits{
 			MaxBytes:            4000,
 			DescriptionMaxBytes: 200,
@@ -116,13 +117,16 @@ func testLimits() *budget.Limits {
 func surfaceChecks(t *testing.T, s *synthetic, l *budget.Limits) []budget.Check {
 	t.Helper()
 	cs, wire := s.connect(t)
-	st, err := budget.ReadSurface(t.Context(), cs, wire)
+	st, err := budget.ReadSurface(t.Context(), cs, wire, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fp, err := budget.Measure(st, words{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if l.PDPP {
+		fp.PDPPOrder()
 	}
 	return budget.CheckSurface(st, fp, l)
 }

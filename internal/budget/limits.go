@@ -16,26 +16,39 @@ import (
 // file format is documented in docs/budget.md; the repository's own limits
 // live in budget.json at its root.
 //
-// Tool membership is not a limit and is not in the file: the six tools are
-// the contract (see Surface), so widening the surface needs a code change
-// here, not a one-line edit of a number.
+// Any MCP server can be budgeted: a limit that is absent (zero) is measured
+// but not checked. PDPP marks a file for a PDPP read surface, which adds the
+// PDPP checks (exact tool membership, owner-credential guidance, a
+// self-contained instructions head) and makes the limits they need
+// required; measuring pdpp-mcp itself implies it. Tool membership is not a
+// limit: the six tools are the contract (see Surface), so widening the
+// surface needs a code change here, not a one-line edit of a number.
 type Limits struct {
 	// Doc is free text for people reading the file (where the format is
 	// documented, why a number is what it is). It is not checked.
 	Doc string `json:"doc,omitempty"`
+	// PDPP asks for the PDPP checks (see above).
+	PDPP bool `json:"pdpp,omitempty"`
 
-	ToolsList    ToolsListLimits         `json:"tools_list"`
-	Instructions InstructionsLimits      `json:"instructions"`
-	Prose        ProseLimits             `json:"prose"`
-	Results      map[string]ResultLimits `json:"results"`
+	ToolsList         ToolsListLimits         `json:"tools_list"`
+	Instructions      InstructionsLimits      `json:"instructions"`
+	ResourceTemplates ListLimits              `json:"resource_templates"`
+	Prompts           ListLimits              `json:"prompts"`
+	Prose             ProseLimits             `json:"prose"`
+	Schema            SchemaLimits            `json:"schema"`
+	Results           map[string]ResultLimits `json:"results"`
 }
+
+// AnyTool is the key of a per-tool limit that applies to every tool without
+// one of its own: "*" can never be a tool name.
+const AnyTool = "*"
 
 // ToolsListLimits bounds tools/list as a client receives it.
 type ToolsListLimits struct {
-	// MaxBytes bounds the compact JSON of the whole tools array.
+	// MaxBytes bounds the whole tools array as sent.
 	MaxBytes int `json:"max_bytes"`
-	// ToolMaxBytes bounds each tool's compact JSON, by tool name. Every
-	// tool of Surface needs an entry.
+	// ToolMaxBytes bounds each tool's definition, by tool name; AnyTool
+	// bounds the others. With PDPP, every tool of Surface needs an entry.
 	ToolMaxBytes map[string]int `json:"tool_max_bytes"`
 	// DescriptionMaxBytes bounds every tool's description (its JSON string,
 	// quotes included).
@@ -46,15 +59,34 @@ type ToolsListLimits struct {
 type InstructionsLimits struct {
 	MaxBytes int `json:"max_bytes"`
 	// HeadChars is how many leading characters must stand alone: some hosts
-	// show or keep only that much.
+	// show or keep only that much (a PDPP check).
 	HeadChars int `json:"head_chars"`
+}
+
+// ListLimits bounds a list a client reads at the start of a session
+// (resource templates, prompts) as sent.
+type ListLimits struct {
+	MaxBytes int `json:"max_bytes,omitempty"`
 }
 
 // ProseLimits tunes the repeated-prose check.
 type ProseLimits struct {
 	// MinChars is the shortest phrase shared by two tools that counts as
-	// repeated guidance.
+	// repeated guidance (DefaultMinChars when absent, outside PDPP).
 	MinChars int `json:"min_chars"`
+	// MaxRepeatedFindings is how many repeated phrases are tolerated: a
+	// server adopting the check can start at what it has and only go down.
+	MaxRepeatedFindings int `json:"max_repeated_findings,omitempty"`
+}
+
+// DefaultMinChars is prose.min_chars when a file without PDPP leaves it out.
+const DefaultMinChars = 60
+
+// SchemaLimits tunes the schema portability check.
+type SchemaLimits struct {
+	// MaxPortabilityFindings is how many schema constructs strict clients
+	// reject are tolerated.
+	MaxPortabilityFindings int `json:"max_portability_findings,omitempty"`
 }
 
 // ResultLimits bounds the results of one tool in the scenario. Zero means
@@ -65,13 +97,14 @@ type ResultLimits struct {
 	StructuredMaxBytes int `json:"structured_max_bytes,omitempty"`
 }
 
-// LoadLimits reads and validates a budget file.
-func LoadLimits(path string) (*Limits, error) {
+// LoadLimits reads and validates a budget file; pdpp applies the PDPP rules
+// even when the file does not ask for them (the target is pdpp-mcp).
+func LoadLimits(path string, pdpp bool) (*Limits, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("budget file: %w", err)
 	}
-	l, err := ParseLimits(b)
+	l, err := ParseLimitsFor(b, pdpp)
 	if err != nil {
 		return nil, fmt.Errorf("budget file %s: %w", path, err)
 	}
@@ -79,8 +112,13 @@ func LoadLimits(path string) (*Limits, error) {
 }
 
 // ParseLimits decodes a budget file strictly (an unknown key is an error, so
-// a misspelt limit cannot be silently ignored) and validates it.
-func ParseLimits(b []byte) (*Limits, error) {
+// a misspelt limit cannot be silently ignored) and validates it, with the
+// PDPP rules when it asks for them.
+func ParseLimits(b []byte) (*Limits, error) { return ParseLimitsFor(b, false) }
+
+// ParseLimitsFor is ParseLimits with the PDPP rules applied when pdpp is
+// true, whatever the file says.
+func ParseLimitsFor(b []byte, pdpp bool) (*Limits, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var l Limits
@@ -90,62 +128,83 @@ func ParseLimits(b []byte) (*Limits, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("decode: content after the top-level object")
 	}
-	if err := l.Validate(); err != nil {
+	l.PDPP = l.PDPP || pdpp
+	if err := l.Validate(l.PDPP); err != nil {
 		return nil, err
 	}
 	return &l, nil
 }
 
-// Validate reports the first problem that would make a check meaningless: a
-// missing or negative limit, a per-tool limit for a tool outside Surface, or
-// a Surface tool without one.
-func (l *Limits) Validate() error {
+// Validate reports every problem that would make a check meaningless: a
+// negative limit or, with pdpp (the PDPP checks), a missing one, a per-tool
+// limit for a tool outside Surface or a Surface tool without one.
+func (l *Limits) Validate(pdpp bool) error {
 	var errs []error
-	positive := func(key string, v int) {
-		if v <= 0 {
+	limit := func(key string, v int, required bool) {
+		switch {
+		case v < 0:
+			errs = append(errs, fmt.Errorf("%s must not be negative, got %d", key, v))
+		case v == 0 && required:
 			errs = append(errs, fmt.Errorf("%s must be a positive number, got %d", key, v))
 		}
 	}
-	positive("tools_list.max_bytes", l.ToolsList.MaxBytes)
-	positive("tools_list.description_max_bytes", l.ToolsList.DescriptionMaxBytes)
-	positive("instructions.max_bytes", l.Instructions.MaxBytes)
-	positive("instructions.head_chars", l.Instructions.HeadChars)
-	positive("prose.min_chars", l.Prose.MinChars)
-	for _, name := range surface {
-		if _, ok := l.ToolsList.ToolMaxBytes[name]; !ok {
-			errs = append(errs, fmt.Errorf("tools_list.tool_max_bytes has no entry for %s", name))
+	limit("tools_list.max_bytes", l.ToolsList.MaxBytes, pdpp)
+	limit("tools_list.description_max_bytes", l.ToolsList.DescriptionMaxBytes, pdpp)
+	limit("instructions.max_bytes", l.Instructions.MaxBytes, pdpp)
+	limit("instructions.head_chars", l.Instructions.HeadChars, pdpp)
+	limit("resource_templates.max_bytes", l.ResourceTemplates.MaxBytes, false)
+	limit("prompts.max_bytes", l.Prompts.MaxBytes, false)
+	limit("prose.min_chars", l.Prose.MinChars, pdpp)
+	limit("prose.max_repeated_findings", l.Prose.MaxRepeatedFindings, false)
+	limit("schema.max_portability_findings", l.Schema.MaxPortabilityFindings, false)
+	if !pdpp && l.Instructions.HeadChars != 0 {
+		errs = append(errs, errors.New(`instructions.head_chars is a PDPP check: add "pdpp": true to the file, or leave it out`))
+	}
+	if pdpp {
+		for _, name := range surface {
+			if _, ok := l.ToolsList.ToolMaxBytes[name]; !ok {
+				errs = append(errs, fmt.Errorf("tools_list.tool_max_bytes has no entry for %s", name))
+			}
 		}
 	}
 	for _, name := range sortedKeys(l.ToolsList.ToolMaxBytes) {
-		if !slices.Contains(surface, name) {
+		if pdpp && !slices.Contains(surface, name) && name != AnyTool {
 			errs = append(errs, fmt.Errorf("tools_list.tool_max_bytes.%s: %s is not one of the tools (%s)", name, name, strings.Join(surface, ", ")))
 			continue
 		}
-		positive("tools_list.tool_max_bytes."+name, l.ToolsList.ToolMaxBytes[name])
+		limit("tools_list.tool_max_bytes."+name, l.ToolsList.ToolMaxBytes[name], pdpp)
 	}
 	for _, name := range sortedKeys(l.Results) {
 		r := l.Results[name]
-		if !slices.Contains(surface, name) && name != "resources/read" {
-			errs = append(errs, fmt.Errorf("results.%s: not a tool of the surface (%s) or resources/read", name, strings.Join(surface, ", ")))
+		if name == "" || pdpp && !slices.Contains(surface, name) && name != "resources/read" && name != AnyTool {
+			errs = append(errs, fmt.Errorf("results.%s: not a tool of the surface (%s), resources/read or %s", name, strings.Join(surface, ", "), AnyTool))
 			continue
 		}
 		for _, f := range []struct {
 			key string
 			v   int
 		}{{"text_max_bytes", r.TextMaxBytes}, {"text_max_chars", r.TextMaxChars}, {"structured_max_bytes", r.StructuredMaxBytes}} {
-			if f.v < 0 {
-				errs = append(errs, fmt.Errorf("results.%s.%s must not be negative, got %d", name, f.key, f.v))
-			}
+			limit("results."+name+"."+f.key, f.v, false)
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// minChars is prose.min_chars, or its default.
+func (l *Limits) minChars() int {
+	if l.Prose.MinChars > 0 {
+		return l.Prose.MinChars
+	}
+	return DefaultMinChars
+}
+
 // Set overrides one limit by its dotted key, the path of the value in the
 // budget file: tools_list.max_bytes, tools_list.tool_max_bytes.search,
-// results.fetch.text_max_bytes, and so on. Validate afterwards.
+// results.fetch.text_max_bytes, and so on. A tool name may hold dots and
+// spaces; it is what lies between the known parts. Validate afterwards.
 func (l *Limits) Set(key string, value int) error {
-	parts := strings.Split(key, ".")
+	tool, perTool := strings.CutPrefix(key, "tools_list.tool_max_bytes.")
+	result, perResult := strings.CutPrefix(key, "results.")
 	switch {
 	case key == "tools_list.max_bytes":
 		l.ToolsList.MaxBytes = value
@@ -157,14 +216,27 @@ func (l *Limits) Set(key string, value int) error {
 		l.Instructions.HeadChars = value
 	case key == "prose.min_chars":
 		l.Prose.MinChars = value
-	case len(parts) == 3 && parts[0] == "tools_list" && parts[1] == "tool_max_bytes":
+	case key == "prose.max_repeated_findings":
+		l.Prose.MaxRepeatedFindings = value
+	case key == "schema.max_portability_findings":
+		l.Schema.MaxPortabilityFindings = value
+	case key == "resource_templates.max_bytes":
+		l.ResourceTemplates.MaxBytes = value
+	case key == "prompts.max_bytes":
+		l.Prompts.MaxBytes = value
+	case perTool && tool != "":
 		if l.ToolsList.ToolMaxBytes == nil {
 			l.ToolsList.ToolMaxBytes = map[string]int{}
 		}
-		l.ToolsList.ToolMaxBytes[parts[2]] = value
-	case len(parts) == 3 && parts[0] == "results" && parts[1] != "":
-		r := l.Results[parts[1]]
-		switch parts[2] {
+		l.ToolsList.ToolMaxBytes[tool] = value
+	case perResult && strings.Contains(result, "."):
+		i := strings.LastIndexByte(result, '.')
+		name, field := result[:i], result[i+1:]
+		if name == "" {
+			return fmt.Errorf("unknown limit %q (see docs/budget.md for the keys)", key)
+		}
+		r := l.Results[name]
+		switch field {
 		case "text_max_bytes":
 			r.TextMaxBytes = value
 		case "text_max_chars":
@@ -177,7 +249,7 @@ func (l *Limits) Set(key string, value int) error {
 		if l.Results == nil {
 			l.Results = map[string]ResultLimits{}
 		}
-		l.Results[parts[1]] = r
+		l.Results[name] = r
 	default:
 		return fmt.Errorf("unknown limit %q (see docs/budget.md for the keys)", key)
 	}

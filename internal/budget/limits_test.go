@@ -13,6 +13,7 @@ import (
 
 const validFile = `{
   "doc": "test limits",
+  "pdpp": true,
   "tools_list": {
     "max_bytes": 16384,
     "description_max_bytes": 512,
@@ -38,7 +39,8 @@ func TestParseLimits(t *testing.T) {
 	}{
 		{"unknown key", `"prose": {"min_chars": 60}`, `"prose": {"min_char": 60}`, `unknown field "min_char"`},
 		{"missing total", `"max_bytes": 16384,`, ``, "tools_list.max_bytes must be a positive number, got 0"},
-		{"negative", `"min_chars": 60`, `"min_chars": -1`, "prose.min_chars must be a positive number, got -1"},
+		{"negative", `"min_chars": 60`, `"min_chars": -1`, "prose.min_chars must not be negative, got -1"},
+		{"zero", `"min_chars": 60`, `"min_chars": 0`, "prose.min_chars must be a positive number, got 0"},
 		{"tool without a budget", `, "read_record_field": 6`, ``, "tools_list.tool_max_bytes has no entry for read_record_field"},
 		{"tool outside the surface", `"schema": 1,`, `"schema": 1, "list_streams": 9,`, "tools_list.tool_max_bytes.list_streams: list_streams is not one of the tools"},
 		{"zero tool budget", `"fetch": 5`, `"fetch": 0`, "tools_list.tool_max_bytes.fetch must be a positive number, got 0"},
@@ -62,20 +64,20 @@ func TestParseLimits(t *testing.T) {
 
 func TestLoadLimits(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "budget.json")
-	if _, err := budget.LoadLimits(path); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if _, err := budget.LoadLimits(path, false); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing file: %v", err)
 	}
-	if err := os.WriteFile(path, []byte(`{"tools_list": {}}`), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{"tools_list": {"max_bytes": -1}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := budget.LoadLimits(path); err == nil || !strings.Contains(err.Error(), path) {
+	if _, err := budget.LoadLimits(path, false); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("invalid file: error %v does not name the file", err)
 	}
 }
 
 // The repository's own budget file is valid and keeps the issue's ceiling.
 func TestRepositoryBudgetFile(t *testing.T) {
-	l, err := budget.LoadLimits(filepath.Join("..", "..", "budget.json"))
+	l, err := budget.LoadLimits(filepath.Join("..", "..", "budget.json"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,12 +150,12 @@ func FuzzParseLimits(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := l.Validate(); err != nil {
+		if err := l.Validate(l.PDPP); err != nil {
 			t.Fatalf("accepted an invalid file: %v", err)
 		}
 		if key, n, err := budget.ParseOverride(override); err == nil {
 			if err := l.Set(key, n); err == nil {
-				_ = l.Validate()
+				_ = l.Validate(l.PDPP)
 			}
 		}
 	})

@@ -117,9 +117,17 @@ func RepeatedPhrases(tools []*mcp.Tool, minChars int) []RepeatedPhrase {
 	return out
 }
 
-func checkRepeatedProse(tools []*mcp.Tool, minChars int) Check {
+// checkRepeatedProse reports phrases shared by tools: any such phrase, or
+// on a PDPP surface those about cross-tool topics (connection_id recovery,
+// paging, event delivery), whose place is the instructions.
+func checkRepeatedProse(tools []*mcp.Tool, l *Limits) Check {
+	minChars := l.minChars()
 	var found []string
 	for _, p := range RepeatedPhrases(tools, minChars) {
+		if !l.PDPP {
+			found = append(found, fmt.Sprintf("in %s: %q", strings.Join(p.Tools, ", "), p.Phrase))
+			continue
+		}
 		for _, topic := range proseTopics {
 			if topic.in(p.Phrase) {
 				found = append(found, fmt.Sprintf("%s guidance in %s: %q", topic.name, strings.Join(p.Tools, ", "), p.Phrase))
@@ -127,8 +135,11 @@ func checkRepeatedProse(tools []*mcp.Tool, minChars int) Check {
 			}
 		}
 	}
-	return findings("prose.repeated", "findings", found,
-		fmt.Sprintf("cross-tool guidance of %d+ characters is repeated across tools; say it once in the server instructions and keep each tool's text short", minChars))
+	msg := fmt.Sprintf("text of %d+ characters is repeated across tools; say it once (in the server instructions, if every tool needs it) and keep each tool's text short", minChars)
+	if l.PDPP {
+		msg = fmt.Sprintf("cross-tool guidance of %d+ characters is repeated across tools; say it once in the server instructions and keep each tool's text short", minChars)
+	}
+	return tolerated("prose.repeated", "prose.max_repeated_findings", "findings", found, l.Prose.MaxRepeatedFindings, msg)
 }
 
 // wordRune reports whether r continues a word (identifiers included).

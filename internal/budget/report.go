@@ -16,12 +16,16 @@ import (
 
 // Report is everything one run measured and decided.
 type Report struct {
-	Tokenizer string     `json:"tokenizer"`
-	ToolsList *Footprint `json:"tools_list"`
-	Scenario  string     `json:"scenario,omitempty"`
-	Results   []Call     `json:"results"`
-	Checks    []Check    `json:"checks"`
-	Pass      bool       `json:"pass"`
+	// Target says what was measured: pdpp-mcp in this process, a --server
+	// command or a --url.
+	Target    string      `json:"target,omitempty"`
+	Tokenizer string      `json:"tokenizer"`
+	ToolsList *Footprint  `json:"tools_list"`
+	Scenario  string      `json:"scenario,omitempty"`
+	Results   []Call      `json:"results"`
+	Baseline  *Comparison `json:"baseline,omitempty"`
+	Checks    []Check     `json:"checks"`
+	Pass      bool        `json:"pass"`
 }
 
 // NewReport assembles a report; Pass is true when every check passed.
@@ -34,6 +38,14 @@ func NewReport(tok Tokenizer, fp *Footprint, scenario string, calls []Call, chec
 		r.Pass = r.Pass && c.Pass
 	}
 	return r
+}
+
+// Compare adds the comparison with a baseline and its check.
+func (r *Report) Compare(base *Baseline, file string, maxGrowth float64) {
+	r.Baseline = Compare(base, file, r, maxGrowth)
+	c := r.Baseline.Check()
+	r.Checks = append(r.Checks, c)
+	r.Pass = r.Pass && c.Pass
 }
 
 // Failed returns the checks that failed, in report order.
@@ -55,23 +67,137 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-// WriteMarkdown writes the tools/list footprint as the Markdown table
-// docs/budget.md shows, so the numbers there come from the command.
+// WriteMarkdown writes the report for a pull-request comment or a job
+// summary: the tools/list table (the one docs/budget.md shows), the
+// results, the comparison with a baseline, then the verdict and every
+// failure. Text from the server is escaped so it cannot break a table.
 func WriteMarkdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	fp := r.ToolsList
-	b.WriteString("| tool | bytes | tokens | description | input schema | output schema |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| tool | bytes | tokens | description | input schema | output schema | rest |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, t := range fp.Tools {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", clean(t.Name), thousands(t.Bytes), thousands(t.Tokens),
-			thousands(t.DescriptionBytes), thousands(t.InputSchemaBytes), thousands(t.OutputSchemaBytes))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdCell(t.Name), thousands(t.Bytes), thousands(t.Tokens),
+			thousands(t.DescriptionBytes), thousands(t.InputSchemaBytes), thousands(t.OutputSchemaBytes), thousands(t.RestBytes))
 	}
-	fmt.Fprintf(&b, "| **tools array** | **%s** | **%s** | | | |\n", thousands(fp.Bytes), thousands(fp.Tokens))
-	fmt.Fprintf(&b, "| TypeScript adapter | %s | | | | |\n", thousands(fp.AnchorBytes))
+	fmt.Fprintf(&b, "| **tools array** (%d) | **%s** | **%s** | | | | |\n", len(fp.Tools), thousands(fp.Bytes), thousands(fp.Tokens))
+	if fp.AnchorBytes > 0 {
+		fmt.Fprintf(&b, "| TypeScript adapter | %s | | | | | |\n", thousands(fp.AnchorBytes))
+	}
 	in := fp.Instructions
-	fmt.Fprintf(&b, "| instructions | %s | %s | | | |\n", thousands(in.Bytes), thousands(in.Tokens))
+	fmt.Fprintf(&b, "| instructions | %s | %s | | | | |\n", thousands(in.Bytes), thousands(in.Tokens))
+	for _, l := range lists(fp) {
+		fmt.Fprintf(&b, "| %s (%d) | %s | %s | | | | |\n", l.what, l.size.Count, thousands(l.size.Bytes), thousands(l.size.Tokens))
+	}
+
+	if len(r.Results) > 0 {
+		fmt.Fprintf(&b, "\nResults of scenario %s:\n\n", mdCode(r.Scenario))
+		b.WriteString("| # | call | text bytes | text tokens | structured bytes | structured tokens |\n")
+		b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: |\n")
+		for _, c := range r.Results {
+			label, _ := callLabel(c, 56)
+			if c.Error != "" {
+				fmt.Fprintf(&b, "| %d | %s | no result | | | |\n", c.Seq, mdCode(label))
+				continue
+			}
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", c.Seq, mdCode(label), thousands(c.Text.Bytes), thousands(c.Text.Tokens),
+				thousands(c.Structured.Bytes), thousands(c.Structured.Tokens))
+		}
+	}
+
+	if cmp := r.Baseline; cmp != nil {
+		changed := cmp.Changed()
+		fmt.Fprintf(&b, "\nCompared with the baseline %s: %d of %d items changed.\n", mdCode(cmp.File), len(changed), len(cmp.Deltas))
+		if len(changed) > 0 {
+			b.WriteString("\n| item | change | before | after | delta | tokens |\n")
+			b.WriteString("| --- | --- | ---: | ---: | ---: | ---: |\n")
+			for _, d := range changed {
+				change := string(d.Change)
+				if d.Over {
+					change = "**" + change + "**"
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdCell(d.Label()), change,
+					thousands(d.Before), thousands(d.After), signed(d), thousands(d.AfterTokens-d.BeforeTokens))
+			}
+		}
+	}
+
+	failed := r.Failed()
+	if len(failed) == 0 {
+		fmt.Fprintf(&b, "\nAll %d checks passed.\n", len(r.Checks))
+	} else {
+		fmt.Fprintf(&b, "\n**%d of %d checks failed:**\n\n", len(failed), len(r.Checks))
+		for _, ch := range failed {
+			name := ch.Name
+			if ch.Subject != "" {
+				name += " (" + ch.Subject + ")"
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", mdCode(name), mdText(ch.Message))
+			if ch.Kind == Findings {
+				for _, f := range ch.Findings {
+					fmt.Fprintf(&b, "  - %s\n", mdText(f))
+				}
+			}
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// signed is a delta in bytes with its sign and, for a grown or shrunk
+// item, the percentage.
+func signed(d Delta) string {
+	s := thousands(d.After - d.Before)
+	if d.After > d.Before {
+		s = "+" + s
+	}
+	if d.Change == Grown || d.Change == Shrunk {
+		s += fmt.Sprintf(" (%+.1f%%)", d.Percent())
+	}
+	return s
+}
+
+type namedList struct {
+	what string
+	size *ListSize
+}
+
+// lists are the resource templates and prompts, where offered.
+func lists(fp *Footprint) []namedList {
+	var out []namedList
+	if fp.ResourceTemplates != nil {
+		out = append(out, namedList{"resource templates", fp.ResourceTemplates})
+	}
+	if fp.Prompts != nil {
+		out = append(out, namedList{"prompts", fp.Prompts})
+	}
+	return out
+}
+
+// mdText makes text from a server safe in Markdown prose and table cells:
+// one line, no HTML, no table pipes, no emphasis or links.
+func mdText(s string) string {
+	// An underscore inside a word emphasises nothing in GitHub's Markdown,
+	// so tool names keep theirs unescaped.
+	return strings.NewReplacer("\\", "\\\\", "|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", " _", " \\_", "`", "\\`",
+		"[", "\\[", "]", "\\]").Replace(clean(s))
+}
+
+func mdCell(s string) string { return mdText(s) }
+
+// mdCode shows text as inline code, with a fence longer than any run of
+// backticks inside; pipes are escaped for tables.
+func mdCode(s string) string {
+	s = clean(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + strings.ReplaceAll(s, "|", "\\|") + pad + fence
 }
 
 // Color is the --color setting, shared with the probe.
@@ -149,18 +275,30 @@ func WriteText(w io.Writer, r *Report, o TextOptions) error {
 	}
 	fp := r.ToolsList
 
-	line(fmt.Sprintf("%s %s bytes, %s tokens (TypeScript adapter: %s bytes)",
-		s.bold.Render("tools/list"), thousands(fp.Bytes), thousands(fp.Tokens), thousands(fp.AnchorBytes)))
-	g := grid{headers: []string{"tool", "bytes", "tokens", "description", "input schema", "output schema"}, numeric: []int{1, 2, 3, 4, 5}}
+	if r.Target != "" {
+		line(fmt.Sprintf("%s %s", s.bold.Render("target"), clean(r.Target)))
+	}
+	// pdpp-mcp's six tools are compared with the adapter it replaces;
+	// another server's tools are counted.
+	tail := fmt.Sprintf(", %d %s", len(fp.Tools), unit("tools", len(fp.Tools)))
+	if fp.AnchorBytes > 0 {
+		tail = fmt.Sprintf(" (TypeScript adapter: %s bytes)", thousands(fp.AnchorBytes))
+	}
+	line(fmt.Sprintf("%s %s bytes, %s tokens%s", s.bold.Render("tools/list"), thousands(fp.Bytes), thousands(fp.Tokens), tail))
+	g := grid{headers: []string{"tool", "bytes", "tokens", "description", "input schema", "output schema", "rest"}, numeric: []int{1, 2, 3, 4, 5, 6}}
 	for _, tf := range fp.Tools {
 		g.row(clean(tf.Name), thousands(tf.Bytes), thousands(tf.Tokens),
-			thousands(tf.DescriptionBytes), thousands(tf.InputSchemaBytes), thousands(tf.OutputSchemaBytes))
+			thousands(tf.DescriptionBytes), thousands(tf.InputSchemaBytes), thousands(tf.OutputSchemaBytes), thousands(tf.RestBytes))
 	}
-	g.row("all tools", thousands(fp.Bytes), thousands(fp.Tokens), "", "", "")
+	g.row("all tools", thousands(fp.Bytes), thousands(fp.Tokens), "", "", "", "")
 	b.WriteString(s.render(g, width))
 	in := fp.Instructions
 	line(fmt.Sprintf("%s %s bytes, %s characters, %s tokens",
 		s.bold.Render("instructions"), thousands(in.Bytes), thousands(in.Chars), thousands(in.Tokens)))
+	for _, l := range lists(fp) {
+		line(fmt.Sprintf("%s %d, %s %s, %s %s", s.bold.Render(l.what), l.size.Count,
+			thousands(l.size.Bytes), unit("bytes", l.size.Bytes), thousands(l.size.Tokens), unit("tokens", l.size.Tokens)))
+	}
 	b.WriteString("\n")
 
 	if len(r.Results) > 0 {
@@ -185,6 +323,23 @@ func WriteText(w io.Writer, r *Report, o TextOptions) error {
 		b.WriteString("\n")
 	}
 
+	if cmp := r.Baseline; cmp != nil {
+		changed := cmp.Changed()
+		line(fmt.Sprintf("%s %s: %d of %d items changed", s.bold.Render("compared with baseline"), clean(cmp.File), len(changed), len(cmp.Deltas)))
+		if len(changed) > 0 {
+			g := grid{headers: []string{"item", "change", "before", "after", "delta", "tokens"}, numeric: []int{2, 3, 4, 5}}
+			for _, d := range changed {
+				change := string(d.Change)
+				if d.Over {
+					change = s.bad.Render(change)
+				}
+				g.row(clean(d.Label()), change, thousands(d.Before), thousands(d.After), signed(d), thousands(d.AfterTokens-d.BeforeTokens))
+			}
+			b.WriteString(s.render(g, width))
+		}
+		b.WriteString("\n")
+	}
+
 	g = grid{headers: []string{"check", "of", "measured", "budget", "headroom", "status"}, numeric: []int{2, 3, 4}}
 	for _, ch := range r.Checks {
 		budget, headroom := "", ""
@@ -196,7 +351,7 @@ func WriteText(w io.Writer, r *Report, o TextOptions) error {
 		case Exact:
 			budget = fmt.Sprintf("exactly %d", ch.Limit)
 		case Findings:
-			budget = "0"
+			budget = thousands(ch.Limit)
 		}
 		status := s.ok.Render("ok")
 		if !ch.Pass {
@@ -322,7 +477,7 @@ func WriteGitHub(w io.Writer, r *Report, o GitHubOptions) error {
 		var props []string
 		if o.File != "" {
 			props = append(props, "file="+ghProperty(o.File))
-			if n := o.Lines[ch.Name]; n > 0 {
+			if n := o.Lines[ch.LimitKey()]; n > 0 {
 				props = append(props, fmt.Sprintf("line=%d", n))
 			}
 		}
@@ -337,9 +492,13 @@ func WriteGitHub(w io.Writer, r *Report, o GitHubOptions) error {
 	if !r.Pass {
 		status = fmt.Sprintf("%d check(s) failed", len(r.Failed()))
 	}
+	anchor := ""
+	if r.ToolsList.AnchorBytes > 0 {
+		anchor = fmt.Sprintf(" (TypeScript adapter %s)", thousands(r.ToolsList.AnchorBytes))
+	}
 	fmt.Fprintf(&b, "::notice title=%s::%s\n", ghProperty("pdpp-mcp-budget"),
-		ghData(fmt.Sprintf("tools/list %s bytes (TypeScript adapter %s), instructions %s bytes; %s",
-			thousands(r.ToolsList.Bytes), thousands(r.ToolsList.AnchorBytes), thousands(r.ToolsList.Instructions.Bytes), status)))
+		ghData(fmt.Sprintf("tools/list %s bytes%s, instructions %s bytes; %s",
+			thousands(r.ToolsList.Bytes), anchor, thousands(r.ToolsList.Instructions.Bytes), status)))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

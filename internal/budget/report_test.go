@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 )
 
 // sampleReport is a report with a passing and a failing check of each
@@ -24,7 +25,7 @@ func sampleReport(t *testing.T) *budget.Report {
 			StructuredContent: map[string]any{"data": map[string]any{"records": []any{1, 2, 3}}}}
 	}
 	cs, wire := s.connect(t)
-	st, err := budget.ReadSurface(t.Context(), cs, wire)
+	st, err := budget.ReadSurface(t.Context(), cs, wire, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,13 +33,14 @@ func sampleReport(t *testing.T) *budget.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fp.PDPPOrder()
 	sc, err := budget.ParseScenario("sample", []byte(
 		"query_records {\"stream\": \"messages\", \"limit\": 100, \"fields\": [\"subject\", \"from\", \"received_at\"]}\n"+
 			"query_records {\"stream\": \"messages\", \"cursor\": \"$next_cursor\"}\n!search {\"q\": \"x\"}\nfetch {\"id\": \"$first_fetch_id\"}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, err := budget.RunScenario(t.Context(), cs, wire, sc, words{})
+	calls, err := budget.RunScenario(t.Context(), &probe.Runner{Session: cs, Wire: wire}, sc, words{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,15 +53,14 @@ func (c *Call) unexpected() bool {
 	return c.Error == "" && c.Method == "tools/call" && c.IsError != c.ExpectError
 }
 
-// RunScenario runs the calls in order against s with probe's runner; wire,
-// when not nil, records the session's traffic so structuredContent is
-// measured as sent (see Connect). A call
-// without a result is recorded and the run goes on, except when a variable
-// is missing: later calls depend on it, so they are recorded as not run.
-// Only a cancelled ctx or a failure to size a result returns an error.
-func RunScenario(ctx context.Context, s Session, wire *probe.Wire, sc *Scenario, tok Tokenizer) ([]Call, error) {
+// RunScenario runs the calls in order with runner, probe's, whose Wire,
+// when set, records the session's traffic so structuredContent is measured
+// as sent (see Connect). A call without a result is recorded and the run
+// goes on, except when a variable is missing: later calls depend on it, so
+// they are recorded as not run. Only a cancelled ctx or a failure to size a
+// result returns an error.
+func RunScenario(ctx context.Context, runner *probe.Runner, sc *Scenario, tok Tokenizer) ([]Call, error) {
 	calls := make([]Call, 0, len(sc.Calls))
-	runner := &probe.Runner{Session: s, Wire: wire}
 	err := runner.Run(ctx, sc.Calls, func(r *probe.Result) error {
 		c, err := fromProbe(r, tok)
 		if err != nil {
@@ -123,7 +122,8 @@ func fromProbe(r *probe.Result, tok Tokenizer) (Call, error) {
 
 // CheckResults turns each call into checks: that it produced the result its
 // script line expects (a success, or an error result for a "!" call; any
-// outcome with allowErrors), and its sizes against the limits for its tool.
+// outcome with allowErrors), and its sizes against the limits for its tool,
+// or those for any tool (AnyTool).
 func CheckResults(calls []Call, l *Limits, allowErrors bool) []Check {
 	var checks []Check
 	for _, c := range calls {
@@ -140,7 +140,12 @@ func CheckResults(calls []Call, l *Limits, allowErrors bool) []Check {
 			checks = append(checks, findings(prefix+".call", "findings", []string{"isError is false"},
 				at+" is marked ! but succeeded"))
 		}
-		lim, ok := l.Results[c.Label()]
+		name, subject := c.Label(), fmt.Sprintf("call %d", c.Seq)
+		lim, ok := l.Results[name]
+		if !ok {
+			lim, ok = l.Results[AnyTool]
+			name, subject = AnyTool, fmt.Sprintf("call %d (%s)", c.Seq, c.Label())
+		}
 		if !ok {
 			continue
 		}
@@ -155,7 +160,7 @@ func CheckResults(calls []Call, l *Limits, allowErrors bool) []Check {
 			{"structured_max_bytes", "bytes", c.Structured.Bytes, lim.StructuredMaxBytes, "structuredContent"},
 		} {
 			if b.limit > 0 {
-				checks = append(checks, atMost("results."+c.Label()+"."+b.key, fmt.Sprintf("call %d", c.Seq), b.unit, b.measured, b.limit, at+" "+b.what))
+				checks = append(checks, atMost("results."+name+"."+b.key, subject, b.unit, b.measured, b.limit, at+" "+b.what))
 			}
 		}
 	}

@@ -67,7 +67,7 @@ func TestRunScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, wire := resultServer(t)
-	calls, err := budget.RunScenario(t.Context(), cs, wire, sc, words{})
+	calls, err := budget.RunScenario(t.Context(), &probe.Runner{Session: cs, Wire: wire}, sc, words{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestRunScenarioMissingVariable(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, wire := resultServer(t)
-	calls, err := budget.RunScenario(t.Context(), cs, wire, sc, words{})
+	calls, err := budget.RunScenario(t.Context(), &probe.Runner{Session: cs, Wire: wire}, sc, words{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestRunScenarioStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cs, wire := resultServer(t)
 	cancel()
-	calls, err := budget.RunScenario(ctx, cs, wire, sc, words{})
+	calls, err := budget.RunScenario(ctx, &probe.Runner{Session: cs, Wire: wire}, sc, words{})
 	if !errors.Is(err, context.Canceled) || len(calls) > 1 {
 		t.Errorf("calls %v, error %v", calls, err)
 	}

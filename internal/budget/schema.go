@@ -111,9 +111,11 @@ func typed(v any) bool {
 	return false
 }
 
-// portability lists what strict clients (OpenAI-style strict schemas, older
-// validators, hosts that render forms from the schema) reject or misread.
-func portability(t *mcp.Tool) []string {
+// portability lists what strict clients (OpenAI-style strict schemas,
+// Gemini function declarations, older validators, hosts that render forms
+// from the schema) reject or misread; pdpp adds the read surface's own
+// rules on filter and connector_instance_id.
+func portability(t *mcp.Tool, pdpp bool) []string {
 	var out []string
 	add := func(format string, args ...any) {
 		out = append(out, t.Name+" "+fmt.Sprintf(format, args...))
@@ -141,6 +143,8 @@ func portability(t *mcp.Tool) []string {
 		walkSchema(top, "", func(ptr string, m map[string]any) {
 			if list, ok := m["type"].([]any); ok && slices.Contains(list, any("null")) {
 				add("%s %s: type %s is a null union; leave the property optional instead", s.name, orRoot(ptr), compactJSON(list))
+			} else if ok && len(list) > 1 {
+				add("%s %s: type %s is a list; function declarations take one type (use anyOf)", s.name, orRoot(ptr), compactJSON(list))
 			}
 			props, _ := m["properties"].(map[string]any)
 			for _, name := range sortedKeys(props) {
@@ -148,12 +152,12 @@ func portability(t *mcp.Tool) []string {
 				if !typed(props[name]) {
 					add("%s %s: property has no type", s.name, p)
 				}
-				if s.name == "input" && name == "connector_instance_id" {
+				if pdpp && s.name == "input" && name == "connector_instance_id" {
 					add("input %s: connector_instance_id is not an input; connection_id selects a source", p)
 				}
 			}
 		})
-		if s.name == "input" {
+		if pdpp && s.name == "input" {
 			props, _ := top["properties"].(map[string]any)
 			if f, ok := props["filter"]; ok {
 				if fm, _ := f.(map[string]any); fm == nil || fm["type"] != "object" {
@@ -172,12 +176,12 @@ func typeOf(v any) any {
 	return nil
 }
 
-func checkPortability(tools []*mcp.Tool) Check {
+func checkPortability(tools []*mcp.Tool, l *Limits) Check {
 	var found []string
 	for _, t := range tools {
-		found = append(found, portability(t)...)
+		found = append(found, portability(t, l.PDPP)...)
 	}
-	return findings("schema.portability", "findings", found,
+	return tolerated("schema.portability", "schema.max_portability_findings", "findings", found, l.Schema.MaxPortabilityFindings,
 		fmt.Sprintf("%d schema construct(s) that strict clients reject or misread", len(found)))
 }
 

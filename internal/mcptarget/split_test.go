@@ -1,4 +1,4 @@
-package main
+package mcptarget
 
 import (
 	"strings"
@@ -27,20 +27,20 @@ func TestSplitCommand(t *testing.T) {
 		{in: `a "b`, err: `unterminated " quote`},
 		{in: `a \`, err: `a \ ends the command`},
 	} {
-		got, err := splitCommand(tt.in)
+		got, err := SplitCommand(tt.in)
 		if tt.err != "" {
 			if err == nil || err.Error() != tt.err {
-				t.Errorf("splitCommand(%q) = %q, %v; want error %q", tt.in, got, err, tt.err)
+				t.Errorf("SplitCommand(%q) = %q, %v; want error %q", tt.in, got, err, tt.err)
 			}
 			continue
 		}
 		if err != nil || !cmp.Equal(got, tt.want) {
-			t.Errorf("splitCommand(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			t.Errorf("SplitCommand(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
 }
 
-// quoteArg quotes s for splitCommand the way a shell user would.
+// quoteArg quotes s for SplitCommand the way a shell user would.
 func quoteArg(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
@@ -51,8 +51,8 @@ func FuzzSplitCommand(f *testing.F) {
 	f.Add("pdpp-mcp --demo", "x y")
 	f.Add(`node "a b" 'c'`, `it's`)
 	f.Fuzz(func(t *testing.T, line, word string) {
-		splitCommand(line)
-		got, err := splitCommand("cmd " + quoteArg(word) + " " + quoteArg(line))
+		SplitCommand(line)
+		got, err := SplitCommand("cmd " + quoteArg(word) + " " + quoteArg(line))
 		if err != nil || !cmp.Equal(got, []string{"cmd", word, line}) {
 			t.Fatalf("quoted words %q, %q split to %q, %v", word, line, got, err)
 		}

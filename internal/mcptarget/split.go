@@ -1,15 +1,15 @@
-package main
+package mcptarget
 
 import (
 	"errors"
 	"strings"
 )
 
-// splitCommand splits a --server value into argv the way a POSIX shell
+// SplitCommand splits a --server value into argv the way a POSIX shell
 // splits words, without any expansion: blanks separate words, '…' quotes
 // literally, "…" quotes with \ escaping " \ $ and `, and a \ outside quotes
 // escapes the next character. No shell runs, so nothing else is special.
-func splitCommand(s string) ([]string, error) {
+func SplitCommand(s string) ([]string, error) {
 	var (
 		args  []string
 		cur   strings.Builder
