@@ -11,7 +11,7 @@ import (
 // bytes, another key or an expired entry render afresh.
 func TestSchemaRenderingMemo(t *testing.T) {
 	now := time.Unix(0, 0)
-	c := newCapabilityCache(time.Minute, 8, func() time.Time { return now })
+	c := newCapabilityCache(time.Minute, 8, 1<<20, func() time.Time { return now })
 	calls := 0
 	render := func(data string) func() schemaRendering {
 		return func() schemaRendering {
@@ -30,8 +30,13 @@ func TestSchemaRenderingMemo(t *testing.T) {
 	check("first", c.rendered(k, body, render("index")), "index", 1)
 	roles := c.roleFields("cred", "mail", "", "primary-title")
 	check("same answer", c.rendered(k, body, render("other")), "index", 1)
-	if e, _ := c.entry(k); len(e.roles) != 1 || !slices.Equal(roles, []string{"subject"}) {
-		t.Fatalf("the role memo of a repeated answer was dropped: %v", e.roles)
+	memo := cacheKey{capabilityKey: k, memo: "mail\x00primary-title"}
+	if m, ok := c.lru.Get(memo); !ok || !slices.Equal(roles, []string{"subject"}) {
+		t.Fatalf("no role memo: %v, %v", m, ok)
+	}
+	c.rendered(k, body, render("other"))
+	if e, _ := c.entry(k); func() bool { m, ok := c.lru.Get(memo); return !ok || m.of != e }() {
+		t.Fatal("the role memo of a repeated answer was dropped")
 	}
 	check("changed answer", c.rendered(k, body+" ", render("changed")), "changed", 2)
 	check("another credential", c.rendered(capabilityKey{"cred2", "", ""}, body+" ", render("cred2")), "cred2", 3)

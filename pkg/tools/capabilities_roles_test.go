@@ -11,7 +11,7 @@ import (
 // what the next caller gets, and a replaced schema is read afresh.
 func TestRoleFieldsMemo(t *testing.T) {
 	now := time.Unix(0, 0)
-	c := newCapabilityCache(time.Minute, 8, func() time.Time { return now })
+	c := newCapabilityCache(time.Minute, 8, 1<<20, func() time.Time { return now })
 	schema := func(title string) []byte {
 		return []byte(`{"connectors":[{"streams":[{"name":"mail","field_capabilities":{` +
 			`"` + title + `":"t=string,role=primary-title","name":"t=string,role=primary-title","label":"t=string,role=primary-title","at":"t=string,role=event-time","body":"t=string"}}]}]}`)
