@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -27,36 +28,39 @@ const (
 
 // CapabilityCache keeps recent compact schema answers of single streams,
 // keyed by credential (Env.CredentialKey, a hash, never the token), stream
-// and connection_id, for the expand check, with what the tools make of them
-// (the schema tool's rendering, the declared roles titles read). Answers read
-// with one credential are never served for another, so one cache may serve
-// many credentials; it is bounded in entries, bytes and age either way, and
-// drops the least recently used entries first. It is safe for concurrent use.
+// and connection_id, for the expand check, with the schema tool's rendering
+// of them; and each credential's declared roles, which titles and previews
+// read (roles.go). What was read with one credential is never served for
+// another, so one cache may serve many credentials; it is bounded in
+// entries, bytes and age either way, and drops the least recently used
+// entries first. It is safe for concurrent use.
 type CapabilityCache struct {
 	ttl time.Duration
 	lru *lru.Cache[cacheKey, cacheValue]
+
+	mu sync.Mutex
+	// flights are the role reads under way, by credential.
+	flights map[string]*roleFlight
 }
 
 type capabilityKey struct{ credential, stream, connectionID string }
 
-// cacheKey names an answer (memo "") or something made of the answer under
-// the same capabilityKey.
+// cacheKey names an answer, or (roles) the role table of a credential.
 type cacheKey struct {
 	capabilityKey
-	memo string
+	roles bool
 }
 
 // size counts the key's strings, which the cache keeps too.
 func (k cacheKey) size() int64 {
-	return int64(len(k.credential) + len(k.stream) + len(k.connectionID) + len(k.memo))
+	return int64(len(k.credential) + len(k.stream) + len(k.connectionID))
 }
 
-// cacheValue is one entry: an answer, or a memo of the answer it was read
-// from (of), which is stale once another answer replaces that one.
+// cacheValue is one entry: an answer, or a role table (nil when the read of
+// the roles failed).
 type cacheValue struct {
 	answer *capabilityEntry
-	roles  []string
-	of     *capabilityEntry
+	table  *roleTable
 }
 
 // capabilityEntry is a cached answer. It is never changed once stored: a new
@@ -91,7 +95,7 @@ func NewCapabilityCache() *CapabilityCache {
 }
 
 func newCapabilityCache(ttl time.Duration, entries int, bytes int64, now func() time.Time) *CapabilityCache {
-	return &CapabilityCache{ttl: ttl, lru: lru.New[cacheKey, cacheValue](entries, bytes, now)}
+	return &CapabilityCache{ttl: ttl, lru: lru.New[cacheKey, cacheValue](entries, bytes, now), flights: map[string]*roleFlight{}}
 }
 
 func (c *CapabilityCache) get(k capabilityKey) ([]byte, bool) {
@@ -122,7 +126,7 @@ func (c *CapabilityCache) store(k capabilityKey, e *capabilityEntry) {
 // rendered caches the compact schema answer raw under k, as put does, and
 // returns what render makes of it. When raw repeats the answer cached under
 // k, the rendering made of that answer is returned instead of calling
-// render, and the entry (with its role memos) lives on from now. raw's bytes
+// render, and the entry lives on from now. raw's bytes
 // are the whole key: nothing rendered for another answer is ever returned.
 func (c *CapabilityCache) rendered(k capabilityKey, raw string, render func() schemaRendering) schemaRendering {
 	if e, ok := c.entry(k); ok && e.rendering != nil && string(e.body) == raw {
@@ -272,69 +276,4 @@ func advertisedRelations(doc gjson.Result, stream string) (rels []relationCap, f
 		return true
 	})
 	return rels, found
-}
-
-// keyFields names the fields a cached stream schema marks as the record's
-// title or event time (role=primary-title, role=event-time), so a tight
-// preview keeps them. It never makes a request: no cached answer, no names.
-func (c *CapabilityCache) keyFields(credential, stream, connectionID string) []string {
-	// Titles before times: the preview leads with them in this order.
-	return append(c.roleFields(credential, stream, connectionID, "primary-title"),
-		c.roleFields(credential, stream, connectionID, "event-time")...)
-}
-
-// roleFields names, in schema order, the fields a cached stream schema
-// declares with any of roles (role=<role> in the compact flags). It never
-// makes a request: no cached answer, no names.
-func (c *CapabilityCache) roleFields(credential, stream, connectionID string, roles ...string) []string {
-	k := capabilityKey{credential, stream, connectionID}
-	e, ok := c.entry(k)
-	if !ok {
-		// The global compact schema (schema without stream) names every
-		// stream's roles too.
-		k = capabilityKey{credential, "", ""}
-		if e, ok = c.entry(k); !ok {
-			return nil
-		}
-	}
-	// Titles read the roles for every hit and record, and scanning the
-	// schema each time cost more than rendering the answer: the answer is
-	// memoised beside the schema it was read from, in the same bounds.
-	mk := cacheKey{capabilityKey: k, memo: stream + "\x00" + strings.Join(roles, ",")}
-	if m, ok := c.lru.Get(mk); ok && m.of == e {
-		return m.roles
-	}
-	names := scanRoles(e.body, stream, roles)
-	size := mk.size() + lru.EntryOverhead
-	for _, n := range names {
-		size += int64(len(n)) + 16
-	}
-	c.lru.Put(mk, cacheValue{roles: names, of: e}, size, c.ttl)
-	return names
-}
-
-// scanRoles reads roleFields' answer from a cached schema body. The slice
-// has no spare capacity, so a caller's append copies it instead of writing
-// into the memo.
-func scanRoles(body []byte, stream string, roles []string) []string {
-	var names []string
-	doc := unwrapSchema(body)
-	visit := func(s gjson.Result) {
-		if streamName(s) != stream {
-			return
-		}
-		s.Get("field_capabilities").ForEach(func(k, v gjson.Result) bool {
-			flags := "," + fieldFlags(v) + ","
-			if slices.ContainsFunc(roles, func(r string) bool { return strings.Contains(flags, ",role="+r+",") }) &&
-				!slices.Contains(names, k.String()) {
-				names = append(names, k.String())
-			}
-			return true
-		})
-	}
-	doc.Get("connectors").ForEach(func(_, c gjson.Result) bool {
-		c.Get("streams").ForEach(func(_, s gjson.Result) bool { visit(s); return true })
-		return true
-	})
-	return slices.Clip(names)
 }

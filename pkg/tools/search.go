@@ -88,11 +88,6 @@ type searchArgs struct {
 	ConnectionID string    `json:"connection_id"`
 }
 
-// maxTitleFieldMemos bounds the (stream, connection) pairs whose title
-// field one search call remembers; hits name them, so a hostile answer
-// could name many.
-const maxTitleFieldMemos = 64
-
 // searchPaths maps a mode to its RS route.
 var searchPaths = map[string]string{"": "/v1/search", "lexical": "/v1/search", "semantic": "/v1/search/semantic", "hybrid": "/v1/search/hybrid"}
 
@@ -153,6 +148,8 @@ type searchStructured struct {
 
 func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResult, error) {
 	path := searchPaths[a.Mode]
+	// The declared roles are read (once per credential) beside the search.
+	pending := env.startRoles(ctx)
 	body, resp, err := getObject(ctx, env, path, a.query())
 	if err != nil {
 		return nil, err
@@ -177,30 +174,10 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	}
 	scope := evidence.Scope{ConnectionID: a.ConnectionID}
 	results := make([]searchResult, len(hits))
-	// Hits of a page mostly share a stream and connection: each pair's
-	// title field is looked up once per call, not once per hit.
-	type source struct{ stream, conn string }
-	titleFields := map[source]string{}
-	credential := env.CredentialKey()
-	titleField := func(stream, conn string) string {
-		if f, ok := titleFields[source{stream, conn}]; ok {
-			return f
-		}
-		f := env.Capabilities.roleFields(credential, stream, conn, "primary-title")
-		if len(f) == 0 && conn != "" {
-			f = env.Capabilities.roleFields(credential, stream, "", "primary-title")
-		}
-		name := ""
-		if len(f) > 0 {
-			name = f[0]
-		}
-		if len(titleFields) < maxTitleFieldMemos {
-			titleFields[source{stream, conn}] = name
-		}
-		return name
-	}
+	base := providerURL(env, resp)
+	roles := pending.roles(ctx)
 	for i := range hits {
-		results[i] = hitResult(providerURL(env, resp), &hits[i], scope, titleField)
+		results[i] = hitResult(base, &hits[i], scope, roles)
 	}
 	sc := &searchStructured{
 		Data:          envelopeWithoutHits(doc, len(results)),
@@ -225,9 +202,9 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 
 // hitResult shapes one RS hit. Its id embeds the hit's connection whenever the
 // hit (or the connection_id argument) names one, and is exactly the id text
-// shows and fetch accepts. titleField names a stream's declared
-// primary-title field ("" when unknown).
-func hitResult(base string, h *evidence.Hit, scope evidence.Scope, titleField func(stream, conn string) string) searchResult {
+// shows and fetch accepts. roles are the declared roles of the grant (nil
+// when unknown).
+func hitResult(base string, h *evidence.Hit, scope evidence.Scope, roles *roleTable) searchResult {
 	r := searchResult{Stream: h.Stream, DisplayName: h.DisplayName, RecordKey: h.RecordKey}
 	r.ConnectionID = cmp.Or(h.ConnectionID, scope.ConnectionID)
 	r.ConnectorKey = evidence.ShortConnectorKey(h.ConnectorKey)
@@ -247,7 +224,7 @@ func hitResult(base string, h *evidence.Hit, scope evidence.Scope, titleField fu
 	if hasText {
 		marked = evidence.Mark(text)
 	}
-	if f := titleField(r.Stream, r.ConnectionID); f != "" {
+	if f := roles.lookup(r.Stream, r.ConnectionID).title(); f != "" {
 		opts.PrimaryTitleField = f
 		if hasText && h.SnippetField() == f {
 			if t := marked.Plain(evidence.TitleMaxChars + 1); !wasCut(t) {

@@ -38,7 +38,7 @@ func TestSearchForwarding(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, harnessOptions{kind: tc.kind})
 			res := h.call(t, "search", tc.args)
-			reqs := h.requests(t)
+			reqs := h.toolRequests(t)
 			if len(reqs) != 1 || reqs[0].String() != tc.want {
 				t.Errorf("RS requests %v, want [%s]", reqs, tc.want)
 			}
@@ -256,7 +256,7 @@ func TestSearchRSErrors(t *testing.T) {
 			if !res.IsError || !strings.Contains(text(res), tc.want) {
 				t.Errorf("want %q:\n%s", tc.want, text(res))
 			}
-			if n := len(h.rs.Requests()); n != 1 {
+			if n := len(h.toolRequests(t)); n != 1 {
 				t.Errorf("%d RS requests, want 1", n)
 			}
 		})
