@@ -407,6 +407,14 @@ func (a searchAdvice) header(shown, n int) string {
 	return "search: " + strconv.Itoa(n) + " hit(s)" + a.tail
 }
 
+// hybridPaging is the way through every match of a hybrid search, which has
+// no cursor. A hybrid hit may come from either ranking alone, so both are
+// paged. A semantic ranking takes its candidates from the nearest fields of
+// each connection, as many as its page size calls for: paged with fewer hits
+// per page than the hybrid search took, it ranks fewer and never reaches the
+// deeper matches, so the pages are the largest there are.
+const hybridPaging = "search with mode lexical and with mode semantic, both with limit=100, and page each by its next_cursor to reach every match"
+
 // reach says what is not listed and the one step that reaches it in this
 // answer, or "".
 func (a searchAdvice) reach(shown, n int, larger bool) string {
@@ -416,7 +424,7 @@ func (a searchAdvice) reach(shown, n int, larger bool) string {
 	case unlisted > 0:
 		what = strconv.Itoa(unlisted) + " more hit(s) not listed (ids in structuredContent.results)"
 	case a.hasMore && a.pg.hybrid && larger:
-		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic to page through every match."
+		return "More hits exist: search again with a larger limit (up to 100), or " + hybridPaging + "."
 	case a.hasMore && !a.cursorPages && !a.pg.hybrid:
 		what = "More hits exist but no next_cursor came back"
 	case a.hasMore && a.pg.hybrid:
@@ -426,7 +434,7 @@ func (a searchAdvice) reach(shown, n int, larger bool) string {
 	}
 	switch {
 	case a.pg.hybrid:
-		return what + ": hybrid search has no cursor, so search with mode lexical or semantic to page through every match, or narrow q or streams."
+		return what + ": hybrid search has no cursor, so " + hybridPaging + ", or narrow q or streams."
 	case !a.cursorPages:
 		return what + ": pass connection_id to page one connection at a time."
 	case shown == 0:

@@ -284,11 +284,11 @@ func TestHybridMoreHitsWayOn(t *testing.T) {
 	if res.IsError || !strings.Contains(txt, "has_more=true") {
 		t.Fatalf("want a hybrid page with more hits:\n%s", txt)
 	}
-	if !strings.Contains(txt, "search again with a larger limit (up to 100), or with mode lexical or semantic") {
+	if !strings.Contains(txt, "search again with a larger limit (up to 100), or search with mode lexical and with mode semantic, both with limit=100") {
 		t.Errorf("no way to the other hits:\n%s", txt)
 	}
-	if strings.Contains(txt, "page by cursor") || strings.Contains(txt, "next_cursor") {
-		t.Errorf("hybrid text points at a cursor:\n%s", txt)
+	if strings.Contains(txt, "page by cursor") || strings.Contains(txt, "next_cursor=") {
+		t.Errorf("hybrid text points at a cursor of its own:\n%s", txt)
 	}
 	// The advice works: a larger limit returns more hits.
 	more := h.call(t, "search", map[string]any{"q": "the", "mode": "hybrid", "limit": 10})
