@@ -289,6 +289,9 @@ func action(c *cli.Context, st *startup, stdin io.Reader, stdout, stderr io.Writ
 // stayed far under their targets (200 ordinary calls 39 MB, 30 maximum-size
 // answers 327 MB, under the 256 MB soft limit set in main). --demo keeps the
 // default: its in-process resource server's garbage would multiply too.
+// The headroom does not stay resident between a host's bursts of calls:
+// RunStdio collects and returns free memory once the calls stop
+// (server.StdioOptions.IdleTrim).
 const stdioGCPercent = 400
 
 // providerURLs are the --provider-url values, repeated or comma-separated,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,6 +60,14 @@ type StdioOptions struct {
 	// SDK's session (see lineConn.direct), with the same middleware and the
 	// same bytes.
 	Direct *Direct
+	// IdleTrim is how long after the last request in flight has ended the
+	// server collects garbage and returns free memory to the operating
+	// system (when the calls since the last time allocated at least 4 MiB).
+	// 0 means DefaultIdleTrim; a negative value never trims.
+	IdleTrim time.Duration
+
+	// trim replaces the trim itself (tests).
+	trim func()
 }
 
 // dataMethods are the requests that read personal data.
@@ -96,7 +105,13 @@ func RunStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer,
 	// the session's); stopCalls is what ends them on shutdown.
 	callCtx, stopCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopCalls()
-	addReceiving(srv, o.Direct, bindCalls(callCtx, o.Hold, o.Refused))
+	mw := []mcp.Middleware{bindCalls(callCtx, o.Hold, o.Refused)}
+	if o.IdleTrim >= 0 {
+		trimmer := newIdleTrimmer(cmp.Or(o.IdleTrim, DefaultIdleTrim), o.trim)
+		defer trimmer.stop()
+		mw = append(mw, trimmer.middleware())
+	}
+	addReceiving(srv, o.Direct, mw...)
 
 	conn := newLineConn(in, out, o.MaxLineBytes, log, o.Direct)
 	conn.drainTimeout = o.DrainTimeout

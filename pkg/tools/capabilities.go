@@ -12,44 +12,72 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/lru"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
 // Capability cache bounds. Answers live briefly so that a schema change on
-// the RS is enforced within seconds, without a restart.
+// the RS is enforced within seconds, without a restart. The byte bound holds
+// whatever the RS sends: an answer (with what is made of it) larger than the
+// whole bound is served but not kept.
 const (
-	DefaultCapabilityTTL     = 30 * time.Second
-	DefaultCapabilityEntries = 256
+	DefaultCapabilityTTL           = 30 * time.Second
+	DefaultCapabilityEntries       = 256
+	DefaultCapabilityBytes   int64 = 8 << 20
 )
 
 // CapabilityCache keeps recent compact schema answers of single streams,
 // keyed by credential (Env.CredentialKey, a hash, never the token), stream
-// and connection_id, for the expand check. Answers read with one credential
-// are never served for another, so one cache may serve many credentials; it
-// is bounded in entries and age either way. It is safe for concurrent use.
+// and connection_id, for the expand check, with the schema tool's rendering
+// of them; and each credential's declared roles, which titles and previews
+// read (roles.go). What was read with one credential is never served for
+// another, so one cache may serve many credentials; it is bounded in
+// entries, bytes and age either way, and drops the least recently used
+// entries first. It is safe for concurrent use.
 type CapabilityCache struct {
 	ttl time.Duration
-	max int
-	now func() time.Time
+	lru *lru.Cache[cacheKey, cacheValue]
 
-	mu      sync.Mutex
-	entries map[capabilityKey]capabilityEntry
+	mu sync.Mutex
+	// flights are the role reads under way, by credential.
+	flights map[string]*roleFlight
 }
 
 type capabilityKey struct{ credential, stream, connectionID string }
 
-// maxRoleMemos bounds the role answers memoised per cached schema.
-const maxRoleMemos = 256
+// cacheKey names an answer, or (roles) the role table of a credential.
+type cacheKey struct {
+	capabilityKey
+	roles bool
+}
 
+// size counts the key's strings, which the cache keeps too.
+func (k cacheKey) size() int64 {
+	return int64(len(k.credential) + len(k.stream) + len(k.connectionID))
+}
+
+// cacheValue is one entry: an answer, or a role table (nil when the read of
+// the roles failed).
+type cacheValue struct {
+	answer *capabilityEntry
+	table  *roleTable
+}
+
+// capabilityEntry is a cached answer. It is never changed once stored: a new
+// rendering stores a new entry.
 type capabilityEntry struct {
-	body    []byte
-	expires time.Time
-	// roles memoises roleFields per stream and roles: titles read it for
-	// every hit and record, and scanning the schema each time cost more
-	// than rendering the answer. Guarded by the cache's mu.
-	roles map[string][]string
+	body []byte
 	// rendering is what the schema tool made of body (nil until it has).
 	rendering *schemaRendering
+}
+
+// size counts the bytes the entry keeps.
+func (e *capabilityEntry) size() int64 {
+	n := int64(len(e.body))
+	if r := e.rendering; r != nil {
+		n += int64(len(r.data) + len(r.text))
+	}
+	return n
 }
 
 // schemaRendering is what the schema tool makes of one compact answer: the
@@ -61,91 +89,62 @@ type schemaRendering struct {
 	dataIsBody bool
 }
 
-// NewCapabilityCache returns a cache with the default TTL and size.
+// NewCapabilityCache returns a cache with the default TTL and bounds.
 func NewCapabilityCache() *CapabilityCache {
-	return newCapabilityCache(DefaultCapabilityTTL, DefaultCapabilityEntries, time.Now)
+	return newCapabilityCache(DefaultCapabilityTTL, DefaultCapabilityEntries, DefaultCapabilityBytes, time.Now)
 }
 
-func newCapabilityCache(ttl time.Duration, max int, now func() time.Time) *CapabilityCache {
-	return &CapabilityCache{ttl: ttl, max: max, now: now, entries: map[capabilityKey]capabilityEntry{}}
+func newCapabilityCache(ttl time.Duration, entries int, bytes int64, now func() time.Time) *CapabilityCache {
+	return &CapabilityCache{ttl: ttl, lru: lru.New[cacheKey, cacheValue](entries, bytes, now), flights: map[string]*roleFlight{}}
 }
 
 func (c *CapabilityCache) get(k capabilityKey) ([]byte, bool) {
 	e, ok := c.entry(k)
-	return e.body, ok
+	if !ok {
+		return nil, false
+	}
+	return e.body, true
 }
 
-func (c *CapabilityCache) entry(k capabilityKey) (capabilityEntry, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[k]
-	if !ok {
-		return capabilityEntry{}, false
+func (c *CapabilityCache) entry(k capabilityKey) (*capabilityEntry, bool) {
+	v, ok := c.lru.Get(cacheKey{capabilityKey: k})
+	if !ok || v.answer == nil {
+		return nil, false
 	}
-	if !c.now().Before(e.expires) {
-		delete(c.entries, k)
-		return capabilityEntry{}, false
-	}
-	return e, true
+	return v.answer, true
 }
 
 func (c *CapabilityCache) put(k capabilityKey, body []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.putLocked(k, body, nil)
+	c.store(k, &capabilityEntry{body: body})
+}
+
+func (c *CapabilityCache) store(k capabilityKey, e *capabilityEntry) {
+	ck := cacheKey{capabilityKey: k}
+	c.lru.Put(ck, cacheValue{answer: e}, e.size()+ck.size()+lru.EntryOverhead, c.ttl)
 }
 
 // rendered caches the compact schema answer raw under k, as put does, and
 // returns what render makes of it. When raw repeats the answer cached under
 // k, the rendering made of that answer is returned instead of calling
-// render, and the entry (with its role memo) lives on from now. raw's bytes
+// render, and the entry lives on from now. raw's bytes
 // are the whole key: nothing rendered for another answer is ever returned.
 func (c *CapabilityCache) rendered(k capabilityKey, raw string, render func() schemaRendering) schemaRendering {
-	c.mu.Lock()
-	if e, ok := c.entries[k]; ok && e.rendering != nil && c.now().Before(e.expires) && string(e.body) == raw {
-		e.expires = c.now().Add(c.ttl)
-		c.entries[k] = e
-		c.mu.Unlock()
+	if e, ok := c.entry(k); ok && e.rendering != nil && string(e.body) == raw {
+		c.store(k, e)
 		r := *e.rendering
 		if r.dataIsBody {
 			r.data = raw
 		}
 		return r
 	}
-	c.mu.Unlock()
 	r := render()
 	kept := r
 	if kept.data == raw {
 		// Data passed on unchanged is the cached body: not kept twice.
 		kept.data, kept.dataIsBody = "", true
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.putLocked(k, []byte(raw), &kept)
+	c.store(k, &capabilityEntry{body: []byte(raw), rendering: &kept})
 	return r
-}
-
-func (c *CapabilityCache) putLocked(k capabilityKey, body []byte, r *schemaRendering) {
-	now := c.now()
-	if len(c.entries) >= c.max {
-		// Drop expired entries first; if none, drop the one closest to
-		// expiry. The cache is small, so a scan is cheap.
-		var oldest capabilityKey
-		var oldestAt time.Time
-		for key, e := range c.entries {
-			if !now.Before(e.expires) {
-				delete(c.entries, key)
-				continue
-			}
-			if oldestAt.IsZero() || e.expires.Before(oldestAt) {
-				oldest, oldestAt = key, e.expires
-			}
-		}
-		if len(c.entries) >= c.max {
-			delete(c.entries, oldest)
-		}
-	}
-	c.entries[k] = capabilityEntry{body: body, expires: now.Add(c.ttl), roles: map[string][]string{}, rendering: r}
 }
 
 // streamSchemaQuery is the compact, stream-scoped schema request shared by
@@ -277,67 +276,4 @@ func advertisedRelations(doc gjson.Result, stream string) (rels []relationCap, f
 		return true
 	})
 	return rels, found
-}
-
-// keyFields names the fields a cached stream schema marks as the record's
-// title or event time (role=primary-title, role=event-time), so a tight
-// preview keeps them. It never makes a request: no cached answer, no names.
-func (c *CapabilityCache) keyFields(credential, stream, connectionID string) []string {
-	// Titles before times: the preview leads with them in this order.
-	return append(c.roleFields(credential, stream, connectionID, "primary-title"),
-		c.roleFields(credential, stream, connectionID, "event-time")...)
-}
-
-// roleFields names, in schema order, the fields a cached stream schema
-// declares with any of roles (role=<role> in the compact flags). It never
-// makes a request: no cached answer, no names.
-func (c *CapabilityCache) roleFields(credential, stream, connectionID string, roles ...string) []string {
-	e, ok := c.entry(capabilityKey{credential, stream, connectionID})
-	if !ok {
-		// The global compact schema (schema without stream) names every
-		// stream's roles too.
-		if e, ok = c.entry(capabilityKey{credential, "", ""}); !ok {
-			return nil
-		}
-	}
-	memo := stream + "\x00" + strings.Join(roles, ",")
-	c.mu.Lock()
-	names, done := e.roles[memo]
-	c.mu.Unlock()
-	if done {
-		return names
-	}
-	names = scanRoles(e.body, stream, roles)
-	c.mu.Lock()
-	if len(e.roles) < maxRoleMemos { // stream names come from callers too
-		e.roles[memo] = names
-	}
-	c.mu.Unlock()
-	return names
-}
-
-// scanRoles reads roleFields' answer from a cached schema body. The slice
-// has no spare capacity, so a caller's append copies it instead of writing
-// into the memo.
-func scanRoles(body []byte, stream string, roles []string) []string {
-	var names []string
-	doc := unwrapSchema(body)
-	visit := func(s gjson.Result) {
-		if streamName(s) != stream {
-			return
-		}
-		s.Get("field_capabilities").ForEach(func(k, v gjson.Result) bool {
-			flags := "," + fieldFlags(v) + ","
-			if slices.ContainsFunc(roles, func(r string) bool { return strings.Contains(flags, ",role="+r+",") }) &&
-				!slices.Contains(names, k.String()) {
-				names = append(names, k.String())
-			}
-			return true
-		})
-	}
-	doc.Get("connectors").ForEach(func(_, c gjson.Result) bool {
-		c.Get("streams").ForEach(func(_, s gjson.Result) bool { visit(s); return true })
-		return true
-	})
-	return slices.Clip(names)
 }

@@ -156,11 +156,13 @@ func runFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolResult,
 	}
 	q = append(q, a.ExpandLimit...)
 	path := rs.Path("v1", "streams", id.Stream(), "records", id.RecordID())
+	// The declared roles are read (once per credential) beside the record.
+	pending := env.startRoles(ctx)
 	body, resp, err := getObject(ctx, env, path, q)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := fetchDocument(env, providerURL(env, resp), a.ID, id, body)
+	doc, err := fetchDocument(env, providerURL(env, resp), a.ID, id, body, pending.roles(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -239,8 +241,9 @@ var textFields = []string{"text", "content", "body", "summary"}
 
 // fetchDocument derives the document from an RS record answer. requested is
 // the id as the caller passed it (echoed as the document id); id is the
-// parsed, connection-scoped form.
-func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte) (*fetchDoc, error) {
+// parsed, connection-scoped form; roles are the grant's declared roles (nil
+// when unknown).
+func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte, roles *roleTable) (*fetchDoc, error) {
 	rec := evidence.ParseBody(body)
 	payload := rec.Get("data")
 	hasData := payload.IsObject()
@@ -256,7 +259,7 @@ func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte
 		cont = rid
 	}
 	contID := cont.String()
-	titleField, timeField := roleField(env, cont, "primary-title"), roleField(env, cont, "event-time")
+	declared := roles.lookup(cont.Stream(), cont.ConnectionID())
 
 	m := fetchMeta{
 		Stream:       cont.Stream(),
@@ -269,7 +272,7 @@ func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte
 	limit := cmp.Or(env.FetchTextChars, DefaultFetchTextChars)
 	doc := &fetchDoc{
 		ID:    requested,
-		Title: evidence.Title(rec, evidence.TitleOptions{PrimaryTitleField: titleField, EventTimeField: timeField, Stream: cont.Stream(), Fallback: requested}),
+		Title: evidence.Title(rec, evidence.TitleOptions{PrimaryTitleField: declared.title(), EventTimeField: declared.time(), Stream: cont.Stream(), Fallback: requested}),
 		URL:   documentURL(base, cont, rec, payload),
 	}
 
@@ -337,19 +340,6 @@ func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte
 	}
 	doc.Metadata = m
 	return doc, nil
-}
-
-// roleField names the field the cached stream schema declares with role, for
-// the record's connection or for the stream at large ("" when unknown).
-func roleField(env *Env, id resultid.ID, role string) string {
-	f := env.Capabilities.roleFields(env.CredentialKey(), id.Stream(), id.ConnectionID(), role)
-	if len(f) == 0 && id.HasConnection() {
-		f = env.Capabilities.roleFields(env.CredentialKey(), id.Stream(), "", role)
-	}
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
 }
 
 // urlFields are payload fields that may hold the record's own address at its

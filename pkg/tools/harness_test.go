@@ -47,6 +47,8 @@ type harnessOptions struct {
 	// srv, when set, is the double to read from (shared by several
 	// harnesses, so a large dataset is indexed once).
 	srv *pdpptest.Server
+	// env, when set, adjusts the Env before the tools are registered.
+	env func(*tools.Env)
 }
 
 func newHarness(t testing.TB, o harnessOptions) *harness {
@@ -83,7 +85,11 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	s := mcp.NewServer(&mcp.Implementation{Name: "tools-test", Version: "v0"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	tools.Register(s, &tools.Env{RS: client, ProviderURL: srv.URL(), Capabilities: o.cache, FetchTextChars: o.fetchTextChars, BlobMaxBytes: o.blobMax})
+	env := &tools.Env{RS: client, ProviderURL: srv.URL(), Capabilities: o.cache, FetchTextChars: o.fetchTextChars, BlobMaxBytes: o.blobMax}
+	if o.env != nil {
+		o.env(env)
+	}
+	tools.Register(s, env)
 	wire := &wireLog{}
 	h := &harness{rs: srv, token: token, wire: wire, cs: connectLogged(t, s, wire),
 		tools: map[string]*mcp.Tool{}, outputs: map[string]*jsonschema.Resolved{}}
@@ -320,8 +326,29 @@ type rsCall struct {
 
 func (h *harness) requests(t testing.TB) []rsCall {
 	t.Helper()
+	return h.requestsOf(t, false)
+}
+
+// toolRequests are the requests without the reads of the declared roles
+// (the grant's compact schema), which search, fetch and query_records make
+// beside their own once per credential; TestRolesReadOnce counts those.
+func (h *harness) toolRequests(t testing.TB) []rsCall {
+	t.Helper()
+	return h.requestsOf(t, true)
+}
+
+// isRolesRead reports whether a request is a read of the declared roles.
+func isRolesRead(path, rawQuery string) bool {
+	return path == "/v1/schema" && (rawQuery == "view=compact" || rawQuery == "")
+}
+
+func (h *harness) requestsOf(t testing.TB, skipRoles bool) []rsCall {
+	t.Helper()
 	var out []rsCall
 	for _, r := range h.rs.Requests() {
+		if skipRoles && isRolesRead(r.Path, r.RawQuery) {
+			continue
+		}
 		c := rsCall{Path: r.Path}
 		if r.RawQuery != "" {
 			for _, kv := range strings.Split(r.RawQuery, "&") {

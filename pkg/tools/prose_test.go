@@ -28,12 +28,15 @@ import (
 // calls of every tool, both datasets, a single grant and a package, short
 // and long cursors.
 
-// proseCall is one tool call and the text it answered.
+// proseCall is one tool call and the text it answered, with the ids of
+// structuredContent.results and the next_cursor of a search.
 type proseCall struct {
 	tool string
 	args map[string]any
 	text string
 	err  bool
+	ids  []string
+	next string
 }
 
 func (c proseCall) String() string {
@@ -56,6 +59,7 @@ var (
 	httpVerb     = regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE) /`)
 	argsLine     = regexp.MustCompile(`read_record_field args=\{`)
 	limitInRange = regexp.MustCompile(`raise limit, max 100`)
+	hybridWay    = regexp.MustCompile(`search with mode lexical and with mode semantic, both with limit=(\d+), and page each by its next_cursor`)
 )
 
 // proseRunner calls a tool for proseCheck, to take an advised step.
@@ -204,7 +208,58 @@ func checkSearchProse(c proseCall, run proseRunner) []string {
 	if listed < n && !strings.Contains(txt, "more hit(s) not listed") {
 		fail("does not say how to reach the %d hits it does not list", n-listed)
 	}
+	if hybrid && run != nil && strings.Contains(txt, "has_more=true") {
+		bad = append(bad, checkHybridReach(c, run)...)
+	}
 	return bad
+}
+
+// checkHybridReach follows the way a hybrid answer with more hits gives to
+// every match: each match of the deepest hybrid search (limit 100) must be
+// on a page of the modes it names, at the limit it names, paged by
+// next_cursor to the end.
+func checkHybridReach(c proseCall, run proseRunner) []string {
+	m := hybridWay.FindStringSubmatch(c.text)
+	if m == nil {
+		return []string{"says more hybrid hits exist and gives no way through every match"}
+	}
+	limit, _ := strconv.Atoi(m[1])
+	deepest := cloneArgs(c.args)
+	deepest["limit"] = 100
+	all := run("search", deepest)
+	if all.err {
+		return []string{"the deepest hybrid search failed:\n" + clipProse(all.text, 300)}
+	}
+	found := map[string]bool{}
+	for _, mode := range []string{"lexical", "semantic"} {
+		args := cloneArgs(c.args)
+		args["mode"], args["limit"] = mode, limit
+		for page := 0; ; page++ {
+			r := run("search", args)
+			if r.err || page == 50 {
+				return []string{fmt.Sprintf("following the way on (%s, limit=%d) failed on page %d:\n%s", mode, limit, page+1, clipProse(r.text, 300))}
+			}
+			for _, id := range r.ids {
+				found[id] = true
+			}
+			if r.next == "" {
+				break
+			}
+			args = cloneArgs(args)
+			args["cursor"] = r.next
+		}
+	}
+	var missed []string
+	for _, id := range all.ids {
+		if !found[id] {
+			missed = append(missed, id)
+		}
+	}
+	if len(missed) > 0 {
+		return []string{fmt.Sprintf("%d of %d hybrid matches are not reached by the way on it gives (%s): %s",
+			len(missed), len(all.ids), m[0], strings.Join(missed[:min(len(missed), 5)], " "))}
+	}
+	return nil
 }
 
 func checkRecordsProse(c proseCall, run proseRunner) []string {
@@ -409,7 +464,19 @@ func (g *proseGen) run(tool string, args map[string]any) proseCall {
 	g.t.Helper()
 	g.calls++
 	res := g.h.call(g.t, tool, args)
-	return proseCall{tool: tool, args: args, text: text(res), err: res.IsError}
+	c := proseCall{tool: tool, args: args, text: text(res), err: res.IsError}
+	if sc, ok := res.StructuredContent.(map[string]any); ok && tool == "search" {
+		rs, _ := sc["results"].([]any)
+		for _, r := range rs {
+			if id, _ := r.(map[string]any)["id"].(string); id != "" {
+				c.ids = append(c.ids, id)
+			}
+		}
+		if d, ok := sc["data"].(map[string]any); ok {
+			c.next, _ = d["next_cursor"].(string)
+		}
+	}
+	return c
 }
 
 // check runs a call and checks its text, following advice one level deep.
@@ -568,6 +635,9 @@ func TestProseCases(t *testing.T) {
 			map[string]any{"q": "receipt", "mode": "hybrid"}, []string{"hybrid search has no cursor"}, []string{"smaller limit", "larger limit"}},
 		{"hybrid search at a small limit", grant, "search",
 			map[string]any{"q": "receipt", "mode": "hybrid", "limit": 5}, nil, []string{"smaller limit"}},
+		{"every hybrid match is reached by the way on", grant, "search",
+			map[string]any{"q": "launch", "mode": "hybrid", "limit": 5, "streams": []string{"mail_messages"}},
+			[]string{"with mode lexical and with mode semantic, both with limit=100"}, []string{"lexical or semantic"}},
 		{"the header counts what is listed", grant, "search",
 			map[string]any{"q": "Lisbon", "mode": "hybrid", "limit": 5}, []string{"search: 3 of 5 hit(s) listed "}, nil},
 		{"a package with long cursors names args lines only when shown", longPkg, "search",
@@ -600,24 +670,21 @@ func TestProseCases(t *testing.T) {
 }
 
 // TestTitlesUseDeclaredRoles: search and fetch titles are the value of the
-// field the schema declares primary-title once schema has been read, and
-// source / stream / time before; never a guess from field names.
+// field the schema declares primary-title, before schema has been called as
+// after; never a guess from field names.
 func TestTitlesUseDeclaredRoles(t *testing.T) {
 	h := newHarness(t, harnessOptions{demo: true})
 	id := "cin_838839b61dc602e1869f025c/mail_messages:f17a90e77fccf6a1"
 	search := map[string]any{"q": "Zipline trip receipt", "streams": []string{"mail_messages"}, "limit": 1}
 	fetchTitle := func() string { return gjson.Get(text(h.call(t, "fetch", map[string]any{"id": id})), "title").Str }
-	if got := fetchTitle(); !strings.HasPrefix(got, "Personal Mail / mail_messages / 2025-06-01T") {
-		t.Errorf("fetch title before schema %q", got)
-	}
-	if txt := text(h.call(t, "search", search)); !strings.Contains(txt, `title="Personal Mail / mail_messages / `) {
-		t.Errorf("search title before schema:\n%s", txt)
-	}
-	h.call(t, "schema", map[string]any{})
-	if got, want := fetchTitle(), "Your Zipline trip receipt"; got != want {
-		t.Errorf("fetch title %q, want the subject %q", got, want)
-	}
-	if txt := text(h.call(t, "search", search)); !strings.Contains(txt, `title="Your Zipline trip receipt"`) {
-		t.Errorf("search title is not the subject:\n%s", txt)
+	const want = "Your Zipline trip receipt"
+	for _, when := range []string{"before schema", "after schema"} {
+		if got := fetchTitle(); got != want {
+			t.Errorf("fetch title %s %q, want the subject %q", when, got, want)
+		}
+		if txt := text(h.call(t, "search", search)); !strings.Contains(txt, `title="`+want+`"`) {
+			t.Errorf("search title %s is not the subject:\n%s", when, txt)
+		}
+		h.call(t, "schema", map[string]any{})
 	}
 }

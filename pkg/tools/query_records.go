@@ -105,6 +105,8 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 		return nil, err
 	}
 	path := rs.Path("v1", "streams", a.Stream, "records")
+	// The declared roles are read (once per credential) beside the records.
+	pending := env.startRoles(ctx)
 	body, resp, err := getObject(ctx, env, path, a.query())
 	if err != nil {
 		return nil, err
@@ -113,7 +115,7 @@ func runQueryRecords(ctx context.Context, env *Env, a *queryArgs) (*mcp.CallTool
 	preview := evidence.Preview(body, evidence.PreviewOptions{
 		Label:     "records from stream " + jsonString(a.Stream),
 		Scope:     scope,
-		KeyFields: env.Capabilities.keyFields(env.CredentialKey(), a.Stream, a.ConnectionID),
+		KeyFields: pending.roles(ctx).lookup(a.Stream, a.ConnectionID).keyFields(),
 	})
 	// The ladder lists what the preview did not show whole.
 	lad := evidence.RecordSetFor(body, scope, preview)

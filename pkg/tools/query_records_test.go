@@ -40,7 +40,7 @@ func TestQueryRecordsForwarding(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, harnessOptions{})
 			h.call(t, "query_records", tc.args)
-			reqs := h.requests(t)
+			reqs := h.toolRequests(t)
 			if len(reqs) != 1 || reqs[0].String() != tc.want {
 				t.Errorf("RS requests %v, want [%s]", reqs, tc.want)
 			}
@@ -56,7 +56,7 @@ func TestQueryRecordsExpandForwarding(t *testing.T) {
 		t.Fatal(text(res))
 	}
 	var got []string
-	for _, r := range h.requests(t) {
+	for _, r := range h.toolRequests(t) {
 		got = append(got, r.String())
 	}
 	want := []string{
@@ -69,13 +69,13 @@ func TestQueryRecordsExpandForwarding(t *testing.T) {
 	// The check's answer is cached: the same read again asks the schema no more.
 	h.rs.ResetRequests()
 	h.call(t, "query_records", map[string]any{"stream": "messages", "connection_id": "cin_gmail_work", "expand": []string{"attachments"}})
-	if reqs := h.requests(t); len(reqs) != 1 || reqs[0].Path != "/v1/streams/messages/records" {
+	if reqs := h.toolRequests(t); len(reqs) != 1 || reqs[0].Path != "/v1/streams/messages/records" {
 		t.Errorf("second read made %v", reqs)
 	}
 	// The cache is keyed by connection too.
 	h.rs.ResetRequests()
 	h.call(t, "query_records", map[string]any{"stream": "messages", "connection_id": "cin_gmail_personal", "expand": []string{"attachments"}})
-	if reqs := h.requests(t); len(reqs) != 2 || reqs[0].Path != "/v1/schema" {
+	if reqs := h.toolRequests(t); len(reqs) != 2 || reqs[0].Path != "/v1/schema" {
 		t.Errorf("read of another connection made %v", reqs)
 	}
 }
@@ -86,7 +86,7 @@ func TestSchemaWarmsTheExpandCheck(t *testing.T) {
 	h.call(t, "schema", map[string]any{"stream": "messages", "connection_id": "cin_gmail_work"})
 	h.rs.ResetRequests()
 	h.call(t, "query_records", map[string]any{"stream": "messages", "connection_id": "cin_gmail_work", "expand": []string{"message_bodies"}})
-	if reqs := h.requests(t); len(reqs) != 1 || reqs[0].Path != "/v1/streams/messages/records" {
+	if reqs := h.toolRequests(t); len(reqs) != 1 || reqs[0].Path != "/v1/streams/messages/records" {
 		t.Errorf("requests %v", reqs)
 	}
 }
@@ -151,7 +151,7 @@ func TestQueryRecordsRejections(t *testing.T) {
 				}
 			}
 			var got []string
-			for _, r := range h.requests(t) {
+			for _, r := range h.toolRequests(t) {
 				got = append(got, r.String())
 			}
 			if !slices.Equal(got, tc.calls) {
@@ -170,7 +170,7 @@ func TestExpandCheckFailsOpen(t *testing.T) {
 	if res.IsError {
 		t.Fatal(text(res))
 	}
-	if reqs := h.requests(t); len(reqs) != 2 || reqs[1].Path != "/v1/streams/messages/records" {
+	if reqs := h.toolRequests(t); len(reqs) != 2 || reqs[1].Path != "/v1/streams/messages/records" {
 		t.Errorf("requests %v", reqs)
 	}
 }
@@ -297,7 +297,7 @@ func TestQueryRecordsRSErrors(t *testing.T) {
 					t.Errorf("text lacks %q:\n%s", w, text(res))
 				}
 			}
-			if n := len(h.rs.Requests()); n != 1 {
+			if n := len(h.toolRequests(t)); n != 1 {
 				t.Errorf("%d RS requests, want exactly 1 (no retries)", n)
 			}
 		})

@@ -131,13 +131,15 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 		sc.Legend = json.RawMessage(legendJSON)
 	default:
 		// Global discovery stays an index; per-field detail is one call away.
-		// The compact answer names every stream's field roles: keep it, so
-		// titles and previews use the declared roles without a request.
 		if a.ConnectionID == "" && doc.Get("detail").String() == "compact" {
 			r = env.Capabilities.rendered(capabilityKey{env.CredentialKey(), "", ""}, doc.Raw,
 				func() schemaRendering { return render(projectSchema(doc, false)) })
 		} else {
 			r = render(projectSchema(doc, false))
+		}
+		if a.ConnectionID == "" {
+			// The whole grant's schema: titles need no read of their own.
+			env.Capabilities.learnRoles(env.CredentialKey(), doc)
 		}
 		sc.Omitted = "per-stream field_capabilities and expand_capabilities; call schema with stream for them"
 	}

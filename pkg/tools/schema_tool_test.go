@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/tools"
 )
 
 // direct reads path?q from the double with the harness's token, bypassing
@@ -296,4 +298,43 @@ func rawData(t *testing.T, res *mcp.CallToolResult) []byte {
 		t.Fatal(err)
 	}
 	return []byte(gjson.GetBytes(b, "data").Raw)
+}
+
+// schema(stream) of many large answers keeps the cache within its byte
+// bound, and an answer larger than the whole bound is still answered whole.
+func TestSchemaCacheByteBound(t *testing.T) {
+	const bound = 1 << 20
+	cache := tools.NewBoundedCapabilityCache(tools.DefaultCapabilityEntries, bound)
+	h := newHarness(t, harnessOptions{cache: cache})
+	answer := func(n int) string {
+		return `{"object":"schema","detail":"compact","connectors":[{"streams":[{"name":"messages","field_capabilities":{"subject":"t=text,role=primary-title"},"note":"` +
+			strings.Repeat("x", n) + `"}]}]}`
+	}
+	big := answer(128 << 10)
+	remove := h.rs.Fault(pdpptest.Fault{Path: "/v1/schema", Body: []byte(big)})
+	for i := range 20 {
+		res := h.call(t, "schema", map[string]any{"stream": fmt.Sprintf("s%02d", i)})
+		if res.IsError || noteLen(t, res) != 128<<10 {
+			t.Fatalf("stream %d: the answer was not passed on:\n%s", i, text(res))
+		}
+		if b := cache.HeldBytes(); b > bound {
+			t.Fatalf("after %d streams the cache holds %d bytes, over its %d", i+1, b, bound)
+		}
+	}
+	remove()
+	huge := answer(bound + 1)
+	h.rs.Fault(pdpptest.Fault{Path: "/v1/schema", Body: []byte(huge)})
+	held := cache.HeldBytes()
+	res := h.call(t, "schema", map[string]any{"stream": "huge"})
+	if n := noteLen(t, res); res.IsError || n != bound+1 {
+		t.Fatalf("an answer over the bound was not passed on whole (%d of %d bytes):\n%s", n, bound+1, text(res))
+	}
+	if cache.HeldBytes() != held {
+		t.Errorf("an answer over the whole bound changed what the cache holds from %d to %d bytes", held, cache.HeldBytes())
+	}
+}
+
+func noteLen(t *testing.T, res *mcp.CallToolResult) int {
+	t.Helper()
+	return len(gjson.GetBytes(rawData(t, res), "connectors.0.streams.0.note").Str)
 }

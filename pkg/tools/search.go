@@ -88,11 +88,6 @@ type searchArgs struct {
 	ConnectionID string    `json:"connection_id"`
 }
 
-// maxTitleFieldMemos bounds the (stream, connection) pairs whose title
-// field one search call remembers; hits name them, so a hostile answer
-// could name many.
-const maxTitleFieldMemos = 64
-
 // searchPaths maps a mode to its RS route.
 var searchPaths = map[string]string{"": "/v1/search", "lexical": "/v1/search", "semantic": "/v1/search/semantic", "hybrid": "/v1/search/hybrid"}
 
@@ -153,6 +148,8 @@ type searchStructured struct {
 
 func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResult, error) {
 	path := searchPaths[a.Mode]
+	// The declared roles are read (once per credential) beside the search.
+	pending := env.startRoles(ctx)
 	body, resp, err := getObject(ctx, env, path, a.query())
 	if err != nil {
 		return nil, err
@@ -177,30 +174,10 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 	}
 	scope := evidence.Scope{ConnectionID: a.ConnectionID}
 	results := make([]searchResult, len(hits))
-	// Hits of a page mostly share a stream and connection: each pair's
-	// title field is looked up once per call, not once per hit.
-	type source struct{ stream, conn string }
-	titleFields := map[source]string{}
-	credential := env.CredentialKey()
-	titleField := func(stream, conn string) string {
-		if f, ok := titleFields[source{stream, conn}]; ok {
-			return f
-		}
-		f := env.Capabilities.roleFields(credential, stream, conn, "primary-title")
-		if len(f) == 0 && conn != "" {
-			f = env.Capabilities.roleFields(credential, stream, "", "primary-title")
-		}
-		name := ""
-		if len(f) > 0 {
-			name = f[0]
-		}
-		if len(titleFields) < maxTitleFieldMemos {
-			titleFields[source{stream, conn}] = name
-		}
-		return name
-	}
+	base := providerURL(env, resp)
+	roles := pending.roles(ctx)
 	for i := range hits {
-		results[i] = hitResult(providerURL(env, resp), &hits[i], scope, titleField)
+		results[i] = hitResult(base, &hits[i], scope, roles)
 	}
 	sc := &searchStructured{
 		Data:          envelopeWithoutHits(doc, len(results)),
@@ -225,9 +202,9 @@ func runSearch(ctx context.Context, env *Env, a *searchArgs) (*mcp.CallToolResul
 
 // hitResult shapes one RS hit. Its id embeds the hit's connection whenever the
 // hit (or the connection_id argument) names one, and is exactly the id text
-// shows and fetch accepts. titleField names a stream's declared
-// primary-title field ("" when unknown).
-func hitResult(base string, h *evidence.Hit, scope evidence.Scope, titleField func(stream, conn string) string) searchResult {
+// shows and fetch accepts. roles are the declared roles of the grant (nil
+// when unknown).
+func hitResult(base string, h *evidence.Hit, scope evidence.Scope, roles *roleTable) searchResult {
 	r := searchResult{Stream: h.Stream, DisplayName: h.DisplayName, RecordKey: h.RecordKey}
 	r.ConnectionID = cmp.Or(h.ConnectionID, scope.ConnectionID)
 	r.ConnectorKey = evidence.ShortConnectorKey(h.ConnectorKey)
@@ -247,7 +224,7 @@ func hitResult(base string, h *evidence.Hit, scope evidence.Scope, titleField fu
 	if hasText {
 		marked = evidence.Mark(text)
 	}
-	if f := titleField(r.Stream, r.ConnectionID); f != "" {
+	if f := roles.lookup(r.Stream, r.ConnectionID).title(); f != "" {
 		opts.PrimaryTitleField = f
 		if hasText && h.SnippetField() == f {
 			if t := marked.Plain(evidence.TitleMaxChars + 1); !wasCut(t) {
@@ -430,6 +407,14 @@ func (a searchAdvice) header(shown, n int) string {
 	return "search: " + strconv.Itoa(n) + " hit(s)" + a.tail
 }
 
+// hybridPaging is the way through every match of a hybrid search, which has
+// no cursor. A hybrid hit may come from either ranking alone, so both are
+// paged. A semantic ranking takes its candidates from the nearest fields of
+// each connection, as many as its page size calls for: paged with fewer hits
+// per page than the hybrid search took, it ranks fewer and never reaches the
+// deeper matches, so the pages are the largest there are.
+const hybridPaging = "search with mode lexical and with mode semantic, both with limit=100, and page each by its next_cursor to reach every match"
+
 // reach says what is not listed and the one step that reaches it in this
 // answer, or "".
 func (a searchAdvice) reach(shown, n int, larger bool) string {
@@ -439,7 +424,7 @@ func (a searchAdvice) reach(shown, n int, larger bool) string {
 	case unlisted > 0:
 		what = strconv.Itoa(unlisted) + " more hit(s) not listed (ids in structuredContent.results)"
 	case a.hasMore && a.pg.hybrid && larger:
-		return "More hits exist: search again with a larger limit (up to 100), or with mode lexical or semantic to page through every match."
+		return "More hits exist: search again with a larger limit (up to 100), or " + hybridPaging + "."
 	case a.hasMore && !a.cursorPages && !a.pg.hybrid:
 		what = "More hits exist but no next_cursor came back"
 	case a.hasMore && a.pg.hybrid:
@@ -449,7 +434,7 @@ func (a searchAdvice) reach(shown, n int, larger bool) string {
 	}
 	switch {
 	case a.pg.hybrid:
-		return what + ": hybrid search has no cursor, so search with mode lexical or semantic to page through every match, or narrow q or streams."
+		return what + ": hybrid search has no cursor, so " + hybridPaging + ", or narrow q or streams."
 	case !a.cursorPages:
 		return what + ": pass connection_id to page one connection at a time."
 	case shown == 0:

@@ -38,7 +38,7 @@ func TestSearchForwarding(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, harnessOptions{kind: tc.kind})
 			res := h.call(t, "search", tc.args)
-			reqs := h.requests(t)
+			reqs := h.toolRequests(t)
 			if len(reqs) != 1 || reqs[0].String() != tc.want {
 				t.Errorf("RS requests %v, want [%s]", reqs, tc.want)
 			}
@@ -256,7 +256,7 @@ func TestSearchRSErrors(t *testing.T) {
 			if !res.IsError || !strings.Contains(text(res), tc.want) {
 				t.Errorf("want %q:\n%s", tc.want, text(res))
 			}
-			if n := len(h.rs.Requests()); n != 1 {
+			if n := len(h.toolRequests(t)); n != 1 {
 				t.Errorf("%d RS requests, want 1", n)
 			}
 		})
@@ -284,11 +284,11 @@ func TestHybridMoreHitsWayOn(t *testing.T) {
 	if res.IsError || !strings.Contains(txt, "has_more=true") {
 		t.Fatalf("want a hybrid page with more hits:\n%s", txt)
 	}
-	if !strings.Contains(txt, "search again with a larger limit (up to 100), or with mode lexical or semantic") {
+	if !strings.Contains(txt, "search again with a larger limit (up to 100), or search with mode lexical and with mode semantic, both with limit=100") {
 		t.Errorf("no way to the other hits:\n%s", txt)
 	}
-	if strings.Contains(txt, "page by cursor") || strings.Contains(txt, "next_cursor") {
-		t.Errorf("hybrid text points at a cursor:\n%s", txt)
+	if strings.Contains(txt, "page by cursor") || strings.Contains(txt, "next_cursor=") {
+		t.Errorf("hybrid text points at a cursor of its own:\n%s", txt)
 	}
 	// The advice works: a larger limit returns more hits.
 	more := h.call(t, "search", map[string]any{"q": "the", "mode": "hybrid", "limit": 10})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -41,8 +42,10 @@ type Env struct {
 	Mode Mode
 	// Logger receives debug records about tool calls; nil discards.
 	Logger *slog.Logger
-	// Capabilities caches stream capability answers for the expand check;
-	// nil gives the server a cache of its own.
+	// Capabilities caches stream capability answers for the expand check
+	// and the declared roles titles use; nil gives the server a cache of
+	// its own. Servers of one process may share one (keyed by
+	// CredentialKey), so a grant's roles are read once for all of them.
 	Capabilities *CapabilityCache
 	// CredentialKey names the credential RS reads use, for cache keys: an
 	// opaque hash (credential.Key), never the token. nil uses the RS's own
@@ -62,6 +65,10 @@ type Env struct {
 	// came from, except in hosted mode when that is internal (see
 	// citationBase).
 	CitationURL string
+
+	// rolesWait and rolesTimeout, when set, replace the defaults of the
+	// same names (tests).
+	rolesWait, rolesTimeout time.Duration
 }
 
 // tool is one row of the registration table.
