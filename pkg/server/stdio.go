@@ -101,6 +101,7 @@ func RunStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer,
 	conn := newLineConn(in, out, o.MaxLineBytes, log, o.Direct)
 	conn.drainTimeout = o.DrainTimeout
 	conn.onDrainTimeout = stopCalls
+	conn.shutdownGrace = o.ShutdownGrace
 	ss, err := srv.Connect(context.WithoutCancel(ctx), connTransport{conn}, nil)
 	if err != nil {
 		return fmt.Errorf("serve stdio: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,12 +15,19 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
 )
 
-// stdio is a RunStdio session on pipes, driven line by line.
+// stdio is a RunStdio session on pipes, driven line by line. Its stdout
+// is an answerWatch: every answer it writes is checked to be written while
+// the session still counts the request in flight.
 type stdio struct {
-	t    *testing.T
-	in   chan string // written to stdin in order by one goroutine, so a test never blocks on a pipe
-	out  *bufio.Reader
-	done chan error
+	t       *testing.T
+	in      chan string // written to stdin in order by one goroutine, so a test never blocks on a pipe
+	closeIn func()      // closes stdin once the lines sent are written
+	out     *bufio.Reader
+	done  chan error
+	watch *answerWatch
+	// wait bounds the wait for answers; tests with a session per subtest
+	// share their parent's (see answerWait).
+	wait *answerWaiter
 }
 
 func startStdio(t *testing.T, ctx context.Context, o StdioOptions) *stdio {
@@ -49,9 +57,12 @@ func runStdio(t *testing.T, ctx context.Context, s *mcp.Server, o StdioOptions) 
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	st := &stdio{t: t, in: make(chan string, 16), out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1)}
+	st := &stdio{t: t, in: make(chan string, 16), out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1),
+		watch: newAnswerWatch(outW), wait: answerWait(t)}
+	st.closeIn = sync.OnceFunc(func() { close(st.in) })
 	go func() {
-		err := RunStdio(ctx, s, inR, outW, o)
+		err := RunStdio(ctx, s, inR, st.watch, o)
+		st.watch.returned.Store(true)
 		outW.Close()
 		st.done <- err
 	}()
@@ -64,7 +75,7 @@ func runStdio(t *testing.T, ctx context.Context, s *mcp.Server, o StdioOptions) 
 		inW.Close()
 	}()
 	t.Cleanup(func() {
-		close(st.in)
+		st.closeIn()
 		go io.Copy(io.Discard, outR)
 		select {
 		case err := <-st.done:
@@ -74,6 +85,7 @@ func runStdio(t *testing.T, ctx context.Context, s *mcp.Server, o StdioOptions) 
 		case <-time.After(answerDeadline):
 			t.Errorf("RunStdio did not return within %s of stdin closing", answerDeadline)
 		}
+		st.watch.report(t)
 	})
 	return st
 }
@@ -82,32 +94,81 @@ func (s *stdio) send(line string) {
 	s.in <- line
 }
 
+// end closes stdin, as a host does after its last request, and returns
+// the rest of stdout once RunStdio has returned.
+func (s *stdio) end() string {
+	s.t.Helper()
+	s.closeIn()
+	var rest []byte
+	var err error
+	got := make(chan struct{})
+	go func() {
+		rest, err = io.ReadAll(s.out)
+		close(got)
+	}()
+	if !s.wait.within(got) {
+		s.t.Fatalf("stdout did not end within %s of stdin closing", answerDeadline)
+	}
+	if err != nil {
+		s.t.Fatalf("read stdout: %v", err)
+	}
+	return string(rest)
+}
+
 // answerDeadline bounds the wait for one answer. A server that stays silent
 // fails the test with a message at once rather than hanging until the
 // package times out; it is far above any answer's time on a loaded machine.
 const answerDeadline = 10 * time.Second
 
+// answerWaiter bounds a test's waits for answers: each gets answerDeadline,
+// and once one has run out every later wait of the test (and of its
+// subtests sharing it) fails at once, so a server that stops answering
+// costs one deadline, not one per answer left.
+type answerWaiter struct {
+	ctx    context.Context // the test's, ended when a wait runs out
+	expire context.CancelFunc
+}
+
+// answerWait is a waiter ending with t's context.
+func answerWait(t *testing.T) *answerWaiter {
+	ctx, cancel := context.WithCancel(t.Context())
+	return &answerWaiter{ctx: ctx, expire: cancel}
+}
+
+// within waits for got until the waiter's deadline, reporting whether it
+// came.
+func (w *answerWaiter) within(got <-chan struct{}) bool {
+	timer := time.NewTimer(answerDeadline)
+	defer timer.Stop()
+	select {
+	case <-got:
+		return true
+	case <-w.ctx.Done():
+		return false
+	case <-timer.C:
+		w.expire()
+		return false
+	}
+}
+
 func (s *stdio) recv() string {
 	s.t.Helper()
-	type read struct {
+	var (
 		line string
 		err  error
-	}
-	got := make(chan read, 1)
+	)
+	got := make(chan struct{})
 	go func() {
-		line, err := s.out.ReadString('\n')
-		got <- read{line, err}
+		line, err = s.out.ReadString('\n')
+		close(got)
 	}()
-	select {
-	case r := <-got:
-		if r.err != nil {
-			s.t.Fatalf("read answer: %v (got %q)", r.err, r.line)
-		}
-		return strings.TrimSuffix(r.line, "\n")
-	case <-time.After(answerDeadline):
+	if !s.wait.within(got) {
 		s.t.Fatalf("no answer within %s: the server stayed silent on a line that needs one", answerDeadline)
-		return ""
 	}
+	if err != nil {
+		s.t.Fatalf("read answer: %v (got %q)", err, line)
+	}
+	return strings.TrimSuffix(line, "\n")
 }
 
 func (s *stdio) initialize(version string) {
@@ -127,6 +188,7 @@ const ping = `{"jsonrpc":"2.0","id":"next","method":"ping"}` + "\n"
 func TestStdioMalformedLines(t *testing.T) {
 	const limit = 4096
 	long := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", limit) + `"}}`
+	wait := answerWait(t) // one for every row: a silent server fails the rows left at once
 	for _, tt := range []struct {
 		name string
 		line string // sent as is; most end with "\n"
@@ -187,6 +249,7 @@ func TestStdioMalformedLines(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := startStdio(t, context.Background(), StdioOptions{MaxLineBytes: limit})
+			s.wait = wait
 			s.initialize("2025-06-18")
 			s.send(tt.line)
 			s.send(ping)
