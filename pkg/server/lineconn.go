@@ -63,8 +63,8 @@ type lineConn struct {
 	// caller that waits for idle() never returns with an answer unwritten.
 	pending int
 	empty   chan struct{} // closed while pending == 0
-	initID   int64            // private id of initialize, 0 when none
-	version  string           // negotiated protocol revision
+	initID  int64         // private id of initialize, 0 when none
+	version string        // negotiated protocol revision
 
 	// direct answers plain tool calls without the SDK's session; nil
 	// sends every request to the SDK.

@@ -23,8 +23,8 @@ type stdio struct {
 	in      chan string // written to stdin in order by one goroutine, so a test never blocks on a pipe
 	closeIn func()      // closes stdin once the lines sent are written
 	out     *bufio.Reader
-	done  chan error
-	watch *answerWatch
+	done    chan error
+	watch   *answerWatch
 	// wait bounds the wait for answers; tests with a session per subtest
 	// share their parent's (see answerWait).
 	wait *answerWaiter
