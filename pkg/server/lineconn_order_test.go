@@ -200,3 +200,54 @@ func TestStdioCancelledBatchAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioStopsWithStdoutBlocked: a host that stops reading stdout does
+// not keep pdpp-mcp from stopping when ctx ends: the answer blocked in its
+// write is given the shutdown grace, then RunStdio returns.
+func TestStdioStopsWithStdoutBlocked(t *testing.T) {
+	s, _ := newTestServer(t)
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	out := &stuckAfter{lines: 1, release: make(chan struct{}), written: make(chan struct{}, 8)}
+	defer close(out.release)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- RunStdio(ctx, s, inR, out, StdioOptions{ShutdownGrace: 10 * time.Millisecond}) }()
+	go io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+ping)
+	<-out.written // initialize's answer
+	<-out.written // the ping's answer, now stuck
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(answerDeadline): // bounds a failure, not a synchronisation
+		t.Fatal("RunStdio did not return after ctx ended while an answer's write was blocked")
+	}
+}
+
+// stuckAfter lets the first lines writes through, then blocks every write
+// until release is closed; written reports each write as it starts.
+type stuckAfter struct {
+	mu      sync.Mutex
+	lines   int
+	release chan struct{}
+	written chan struct{}
+}
+
+func (w *stuckAfter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	w.lines--
+	pass := w.lines >= 0
+	w.mu.Unlock()
+	select {
+	case w.written <- struct{}{}:
+	default:
+	}
+	if !pass {
+		<-w.release
+	}
+	return len(b), nil
+}

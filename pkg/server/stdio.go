@@ -122,9 +122,11 @@ func RunStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer,
 	case <-conn.idle():
 	case <-grace.C:
 	}
-	ss.Close()
-	// Closing ends the session unless a handler ignores its cancelled
-	// context; do not wait on such a handler for long either.
+	// Closing ends the session once no handler is running, which a
+	// handler that ignores its cancelled context, or an answer whose write
+	// is blocked (a host that stopped reading), can delay for ever: do not
+	// wait on either for long.
+	go ss.Close()
 	last := time.NewTimer(o.ShutdownGrace)
 	defer last.Stop()
 	select {
