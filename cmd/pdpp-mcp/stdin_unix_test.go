@@ -25,8 +25,11 @@ func TestStdinLeftBlocking(t *testing.T) {
 		for _, end := range []string{"stdin closed", "SIGHUP", "SIGQUIT", "SIGKILL", "SIGPIPE", "second SIGINT", "second SIGTERM"} {
 			t.Run(kind+"/"+end, func(t *testing.T) {
 				isolate(t, nil)
+				h, srv := newHangingRS(t)
+				root := t.TempDir()
+				writeCache(t, root, srv.URL, tokenMember("scoped-token"))
 				in, host := stdinPair(t, kind)
-				cmd := exec.Command(os.Args[0], "--demo", "--log-level", "debug")
+				cmd := exec.Command(os.Args[0], "--provider-url", srv.URL, "--cache-root", root, "--timeout", "60s", "--log-level", "debug")
 				cmd.Env = append(os.Environ(), "PDPP_MCP_TEST_MAIN=1")
 				cmd.Stdin = in
 				stdout, err := cmd.StdoutPipe()
@@ -80,12 +83,18 @@ func TestStdinLeftBlocking(t *testing.T) {
 					if end == "second SIGTERM" {
 						sig = syscall.SIGTERM
 					}
-					// Answers nobody reads keep the first signal's shutdown
-					// waiting for them (up to its grace) while the second
-					// arrives; the test reads stdout only after both.
+					// Answers nobody reads (a hundred tools lists, far more
+					// than a pipe or socket buffer holds) keep the first
+					// signal's shutdown waiting for them, for its grace
+					// bounds (1.5 s), while the second arrives; the test
+					// reads stdout only after both. The call the resource
+					// server holds is read after the lists, so once it has
+					// arrived they have all been read.
 					for i := range 100 {
 						io.WriteString(host, `{"jsonrpc":"2.0","id":`+strconv.Itoa(10+i)+`,"method":"tools/list"}`+"\n")
 					}
+					io.WriteString(host, callLine)
+					<-h.entered
 					if err := cmd.Process.Signal(sig); err != nil {
 						t.Fatal(err)
 					}
