@@ -34,11 +34,13 @@ type StdioOptions struct {
 	MaxLineBytes int
 	// DrainTimeout bounds how long serving continues after stdin closes, so
 	// that requests already read are answered; when it runs out the calls
-	// still in flight are cancelled. 0 means DefaultDrainTimeout. Pass the
+	// still in flight are cancelled and their error answers get
+	// ShutdownGrace to be written. 0 means DefaultDrainTimeout. Pass the
 	// per-call timeout: no call legitimately runs longer.
 	DrainTimeout time.Duration
-	// ShutdownGrace bounds how long RunStdio waits, after ctx ends, for the
-	// cancelled calls in flight to be answered. 0 means DefaultShutdownGrace.
+	// ShutdownGrace bounds how long RunStdio waits, after ctx ends (or the
+	// drain bound passes), for the cancelled calls in flight to be
+	// answered. 0 means DefaultShutdownGrace.
 	ShutdownGrace time.Duration
 	// Hold, when set, runs before every data-bearing call (tools/call and
 	// resources/read): the call waits for it and fails with its error. A
