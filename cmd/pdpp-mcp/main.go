@@ -43,9 +43,7 @@ func mainCode() int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	go watchSignals(sigs, cancel, os.Exit)
-	stdin, restore := stdpipe.Stdin()
-	defer restore()
-	return run(ctx, os.Args, stdin, os.Stdout, os.Stderr)
+	return run(ctx, os.Args, stdpipe.Stdin(), os.Stdout, os.Stderr)
 }
 
 // watchSignals stops serving on the first SIGINT/SIGTERM (calls in flight

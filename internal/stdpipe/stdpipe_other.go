@@ -1,7 +1,12 @@
-//go:build !unix
+//go:build !linux
 
 package stdpipe
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
-func pollable(f *os.File) (*os.File, func()) { return f, func() {} }
+// stdin is os.Stdin: without /proc/self/fd and epoll there is no way to
+// wait for it in the poller that leaves the shared description alone.
+func stdin() io.Reader { return os.Stdin }

@@ -1,6 +1,7 @@
 package hosted
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -73,16 +74,22 @@ func TestBatchIsBoundedPerToken(t *testing.T) {
 	for i := range parts {
 		parts[i] = rpc(i+1, "tools/call", map[string]any{"name": "aggregate", "arguments": map[string]any{"stream": "messages", "metric": "count"}})
 	}
+	// One deadline for the whole test, from its context, instead of a
+	// fixed wait per step: a gateway that stalls fails it once, and a
+	// request that fails (g.do stops its goroutine) closes answer, which
+	// fails the test at once.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
 	answer := make(chan exchange, 1)
 	go func() {
-		answer <- g.do(t, req{token: d.Token(pdpptest.TokenClient), body: "[" + strings.Join(parts, ",") + "]"})
+		defer close(answer)
+		answer <- g.do(t, req{ctx: ctx, token: d.Token(pdpptest.TokenClient), body: "[" + strings.Join(parts, ",") + "]"})
 	}()
 
 	// The bound is reached and a further read is waiting for a slot: from
 	// then on the gate, not luck, decides. A third read in flight at any
 	// point fails at once.
 	sawFull, sawWait := false, false
-	deadline := time.After(30 * time.Second)
 	for !sawFull || !sawWait {
 		select {
 		case <-over:
@@ -91,17 +98,26 @@ func TestBatchIsBoundedPerToken(t *testing.T) {
 			sawFull = true
 		case <-waiting:
 			sawWait = true
-		case <-deadline:
+		case _, ok := <-answer:
+			if !ok {
+				t.Fatal("the batch request failed")
+			}
+			t.Fatalf("the batch was answered before it reached %d reads in flight with one waiting (full %v, waiting %v)", limit, sawFull, sawWait)
+		case <-ctx.Done():
 			t.Fatalf("the batch never reached %d reads in flight with one waiting (full %v, waiting %v)", limit, sawFull, sawWait)
 		}
 	}
 	releaseOnce.Do(func() { close(release) })
 	var x exchange
 	select {
-	case x = <-answer:
+	case a, ok := <-answer:
+		if !ok {
+			t.Fatal("the batch request failed")
+		}
+		x = a
 	case <-over:
 		t.Fatalf("more than %d RS reads of one bearer in flight at once", limit)
-	case <-time.After(60 * time.Second):
+	case <-ctx.Done():
 		t.Fatal("the batch got no answer")
 	}
 	if x.status != 200 {

@@ -20,26 +20,56 @@ func FuzzIntrospectionAnswer(f *testing.F) {
 		`{"active":"true","pdpp_token_kind":"owner"}`,
 		`{"active":true,"exp":"soon"}`,
 		`[]`, `null`, `{"active":true,"pdpp_token_kind":""}`,
+		`{"active":true,"pdpp_token_kind":"client","aud":"a","aud":"b"}`,
+		`{"active":true,"pdpp_token_kind":"client","a\u0075d":"a","aud":"b"}`,
+		`{"active":false,"active":true,"pdpp_token_kind":"client"}`,
 	} {
 		f.Add(s)
 	}
 	in := &Introspector{Now: func() time.Time { return time.Unix(1_800_000_000, 0) }}
 	f.Fuzz(func(t *testing.T, body string) {
 		p, err := in.principal([]byte(body))
+		repeats := topLevelRepeats(body)
 		if err == nil {
-			if p == nil || p.Kind == "" || !json.Valid([]byte(body)) || !strings.Contains(body, "true") {
+			if p == nil || p.Kind == "" || !json.Valid([]byte(body)) || !strings.Contains(body, "true") || repeats {
 				t.Fatalf("accepted %q as %+v", body, p)
 			}
 			return
 		}
 		ae, ok := err.(*AuthError)
-		if !ok && !json.Valid([]byte(body)) {
+		if !ok && (!json.Valid([]byte(body)) || repeats) {
 			return // undecided: answered 503, never served
 		}
 		if !ok || (ae.Status != http.StatusUnauthorized && ae.Status != http.StatusForbidden) {
 			t.Fatalf("refusal %v for %q", err, body)
 		}
 	})
+}
+
+// topLevelRepeats reports whether body is a JSON object holding a key
+// twice, as encoding/json reads keys (escapes decoded).
+func topLevelRepeats(body string) bool {
+	dec := json.NewDecoder(strings.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		k, _ := tok.(string)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // FuzzHostRules: the host check never panics, and an accepted host-derived

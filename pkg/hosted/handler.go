@@ -465,8 +465,8 @@ func (h *Handler) authorize(w *recorder, r *http.Request, st *reqState) bool {
 	if !h.audienceOK(p, st.base) {
 		st.reason = "audience"
 		h.refuse(w, st, &AuthError{Status: http.StatusUnauthorized, Code: "invalid_token",
-			Message: "This token was issued for another resource: its audience names neither " + st.base + PathMCP +
-				" nor the resource server behind it. Obtain a token for " + st.base + PathMCP + "."})
+			Message: "This token was issued for another resource: every audience it names must be " + st.base + PathMCP +
+				" or the resource server behind it, and it names another. Obtain a token for " + st.base + PathMCP + " alone."})
 		return false
 	}
 	switch p.Kind {
@@ -811,20 +811,26 @@ func redirectedTo(err error) (string, bool) {
 // audienceOK reports whether p may be served at the public origin base: a
 // verifier that names no audience leaves the check to the resource server
 // (which sees the same bearer on every read); one that names any must name
-// this server's /mcp resource or the provider, itself or its own /mcp
-// (RFC 8707), compared without a trailing slash.
+// only this resource, each entry being this server's /mcp or the provider,
+// itself or its own /mcp, compared without a trailing slash. A token also
+// meant for another server is not for this one (RFC 8707, RFC 9068), and
+// a stated audience that names nothing (an empty list, a non-string)
+// names no resource of ours either.
 func (h *Handler) audienceOK(p *Principal, base string) bool {
 	if p.Audience == nil {
 		return true
 	}
+	if len(p.Audience) == 0 {
+		return false
+	}
 	for _, a := range p.Audience {
 		switch strings.TrimRight(a, "/") {
-		case "":
 		case base + PathMCP, h.provider, h.provider + PathMCP:
-			return true
+		default:
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // jsonrpcInvalidRequest is JSON-RPC's code for a message that is not a

@@ -78,6 +78,8 @@ type req struct {
 	header  map[string]string
 	body    string
 	noMCPHd bool // omit the standard MCP Accept/Content-Type
+	// ctx, when set, bounds the request; nil sends it without a bound.
+	ctx context.Context
 }
 
 func (g *gateway) do(t testing.TB, r req) exchange {
@@ -92,7 +94,11 @@ func (g *gateway) do(t testing.TB, r req) exchange {
 	if r.body != "" {
 		body = strings.NewReader(r.body)
 	}
-	hr, err := http.NewRequestWithContext(context.Background(), r.method, g.url+r.path, body)
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	hr, err := http.NewRequestWithContext(ctx, r.method, g.url+r.path, body)
 	if err != nil {
 		t.Fatal(err)
 	}

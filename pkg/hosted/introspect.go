@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,24 +82,54 @@ func (in *Introspector) Verify(ctx context.Context, token string) (*Principal, e
 
 // principal reads an answer. gjson reads malformed JSON leniently (a bare
 // t is true), so validity is checked first: a broken answer never grants.
+// A key the answer holds twice is refused too: decoders disagree on which
+// one counts (gjson takes the first, encoding/json the last), so an
+// answer that repeats aud, active or the token kind says two things.
 func (in *Introspector) principal(body []byte) (*Principal, error) {
 	if !gjson.ValidBytes(body) {
 		return nil, errors.New("introspection endpoint answered something that is not JSON")
 	}
 	r := gjson.ParseBytes(body)
-	if active := r.Get("active"); active.Type != gjson.True {
-		return nil, Inactive(r.Get("inactive_reason").Str)
+	var active, reason, kind, grant, pkg, client, subject, exp gjson.Result
+	var audience [2]gjson.Result // aud, resource
+	if dup := repeatedKey(r, func(k string, v gjson.Result) {
+		switch k {
+		case "active":
+			active = v
+		case "inactive_reason":
+			reason = v
+		case "pdpp_token_kind":
+			kind = v
+		case "grant_id":
+			grant = v
+		case "grant_package_id":
+			pkg = v
+		case "client_id":
+			client = v
+		case "subject_id":
+			subject = v
+		case "exp":
+			exp = v
+		case "aud":
+			audience[0] = v
+		case "resource":
+			audience[1] = v
+		}
+	}); dup != "" {
+		return nil, fmt.Errorf("introspection endpoint answered with the key %s twice", boundedKey(dup))
+	}
+	if active.Type != gjson.True {
+		return nil, Inactive(reason.Str)
 	}
 	p := &Principal{
-		Kind:      Kind(r.Get("pdpp_token_kind").Str),
-		GrantID:   r.Get("grant_id").Str,
-		PackageID: r.Get("grant_package_id").Str,
-		ClientID:  r.Get("client_id").Str,
-		SubjectID: r.Get("subject_id").Str,
+		Kind:      Kind(kind.Str),
+		GrantID:   grant.Str,
+		PackageID: pkg.Str,
+		ClientID:  client.Str,
+		SubjectID: subject.Str,
 	}
-	for _, field := range []string{"aud", "resource"} {
+	for _, v := range audience {
 		// RFC 7662 allows a string or an array of strings.
-		v := r.Get(field)
 		switch {
 		case !v.Exists() || v.Type == gjson.Null:
 			continue
@@ -113,7 +144,7 @@ func (in *Introspector) principal(body []byte) (*Principal, error) {
 			p.Audience = []string{} // present but empty: names nothing
 		}
 	}
-	if exp := r.Get("exp"); exp.Type == gjson.Number {
+	if exp.Type == gjson.Number {
 		p.Expires = time.Unix(exp.Int(), 0)
 		now := time.Now
 		if in.Now != nil {
@@ -128,6 +159,15 @@ func (in *Introspector) principal(body []byte) (*Principal, error) {
 		return nil, &AuthError{Status: http.StatusUnauthorized, Code: "context.kind_mismatch", Message: "Token introspection failed closed"}
 	}
 	return p, nil
+}
+
+// boundedKey quotes a key of the verifier's answer for a log line: at
+// most 64 bytes of it, escaped.
+func boundedKey(k string) string {
+	if len(k) > 64 {
+		k = k[:64] + "…"
+	}
+	return strconv.Quote(k)
 }
 
 // audienceEntry is one aud or resource value; anything but a string is

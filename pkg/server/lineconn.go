@@ -31,7 +31,7 @@ import (
 //     for the client's requests, and every answer goes out with the client's
 //     id bytes as they came in;
 //   - a closed stdin is reported only once the calls in flight have been
-//     answered (bounded by drainTimeout);
+//     answered (bounded by drainTimeout) and their answers written;
 //   - an answer the SDK cannot encode becomes an internal error for its id
 //     instead of ending the session.
 type lineConn struct {
@@ -42,6 +42,9 @@ type lineConn struct {
 
 	drainTimeout   time.Duration
 	onDrainTimeout func()
+	// shutdownGrace bounds the wait, once the drain limit has passed and
+	// the calls left are cancelled, for their error answers.
+	shutdownGrace time.Duration
 
 	incoming chan jsonrpc.Message // closed when in ends; readErr says why
 	readErr  error
@@ -54,10 +57,14 @@ type lineConn struct {
 	next     int64
 	calls    map[int64]*call  // private id → the client's request
 	byClient map[string]int64 // idKey → private id, for cancellation
-	pending  int              // calls neither answered nor cancelled
-	empty    chan struct{}    // closed while pending == 0
-	initID   int64            // private id of initialize, 0 when none
-	version  string           // negotiated protocol revision
+	// pending counts the requests whose answer is not yet written (or
+	// failed to be written), cancelled ones aside. A request leaves it
+	// only after its line (or its batch's line) has left writeLine, so a
+	// caller that waits for idle() never returns with an answer unwritten.
+	pending int
+	empty   chan struct{} // closed while pending == 0
+	initID  int64         // private id of initialize, 0 when none
+	version string        // negotiated protocol revision
 
 	// direct answers plain tool calls without the SDK's session; nil
 	// sends every request to the SDK.
@@ -118,6 +125,7 @@ type call struct {
 type batch struct {
 	waiting int
 	answers [][]byte
+	held    int // answers in answers still counted in flight (bad elements included)
 }
 
 func newLineConn(in io.Reader, out io.Writer, maxLine int, log *slog.Logger, direct *Direct) *lineConn {
@@ -135,9 +143,17 @@ func newLineConn(in io.Reader, out io.Writer, maxLine int, log *slog.Logger, dir
 		jobs:     make(chan func()),
 	}
 	close(c.empty)
+	if w, ok := out.(connWatcher); ok {
+		w.watch(c)
+	}
 	go c.readLoop(maxLine)
 	return c
 }
+
+// connWatcher is an output that wants to see the connection writing to it
+// before anything is written: a test's stdout checks through it that no
+// answer is written while the connection counts itself idle.
+type connWatcher interface{ watch(*lineConn) }
 
 func (c *lineConn) SessionID() string { return "" }
 
@@ -171,8 +187,20 @@ func (c *lineConn) drain(ctx context.Context) {
 	case <-ctx.Done():
 	case <-t.C:
 		c.log.Warn("stdin closed; giving up on calls still in flight", "calls", c.inFlight(), "waited", c.drainTimeout)
-		if c.onDrainTimeout != nil {
-			c.onDrainTimeout()
+		if c.onDrainTimeout == nil {
+			return
+		}
+		// The calls left are cancelled and answer with an error; once Read
+		// returns, the SDK writes nothing more, so those answers are waited
+		// for here, as a signal's are.
+		c.onDrainTimeout()
+		g := time.NewTimer(c.shutdownGrace)
+		defer g.Stop()
+		select {
+		case <-c.idle():
+		case <-c.closed:
+		case <-ctx.Done():
+		case <-g.C:
 		}
 	}
 }
@@ -252,11 +280,24 @@ func (c *lineConn) readLoop(maxLine int) {
 	}
 }
 
-// reject answers a line that is not a usable message.
+// reject answers a line that is not a usable message. The answer counts
+// as a request in flight until it is written, as any other does.
 func (c *lineConn) reject(code int64, msg string) {
-	if err := c.writeLine(errorAnswer(code, msg)); err != nil {
+	if err := c.writeAnswer(errorAnswer(code, msg)); err != nil {
 		c.log.Debug("could not answer a rejected line", "error", err)
 	}
+}
+
+// writeAnswer writes a line answering a request the connection has not
+// counted (a rejected line): it counts one until the line is out, so
+// nothing waiting for idle returns before it.
+func (c *lineConn) writeAnswer(line []byte) error {
+	c.mu.Lock()
+	c.addLocked()
+	c.mu.Unlock()
+	err := c.writeLine(line)
+	c.finish(1)
+	return err
 }
 
 func errorAnswer(code int64, msg string) []byte {
@@ -322,6 +363,8 @@ func (c *lineConn) acceptBatch(doc gjson.Result) []jsonrpc.Message {
 		if fail != nil {
 			c.mu.Lock()
 			b.answers = append(b.answers, errorAnswer(fail.code, fail.msg))
+			b.held++
+			c.addLocked()
 			c.mu.Unlock()
 			continue
 		}
@@ -331,16 +374,19 @@ func (c *lineConn) acceptBatch(doc gjson.Result) []jsonrpc.Message {
 	}
 	c.mu.Lock()
 	b.waiting--
-	var out []byte
-	if b.waiting == 0 {
-		out = batchLine(b.answers)
+	if b.waiting > 0 {
+		c.mu.Unlock()
+		return msgs
 	}
+	// No request of the batch is left to answer: its line goes out here.
+	out, held := batchLine(b.answers), b.held
 	c.mu.Unlock()
 	if out != nil {
 		if err := c.writeLine(out); err != nil {
 			c.log.Debug("could not answer a batch", "error", err)
 		}
 	}
+	c.finish(held)
 	return msgs
 }
 
@@ -397,10 +443,7 @@ func (c *lineConn) decode(m gjson.Result, b *batch) (jsonrpc.Message, *lineError
 	if b != nil {
 		b.waiting++
 	}
-	if c.pending == 0 {
-		c.empty = make(chan struct{})
-	}
-	c.pending++
+	c.addLocked()
 	if method.Str == "initialize" {
 		c.initID = p
 	}
@@ -499,7 +542,7 @@ func (c *lineConn) notification(method string, params json.RawMessage) (jsonrpc.
 		cl := c.calls[p]
 		if !cl.cancelled {
 			cl.cancelled = true
-			c.doneLocked()
+			c.doneLocked(1) // MCP: a cancelled request gets no answer
 		}
 		cancel = cl.cancel
 	}
@@ -572,12 +615,31 @@ func idKey(id gjson.Result) string {
 	return "n:" + id.Raw
 }
 
-// doneLocked marks one pending call finished; c.mu is held.
-func (c *lineConn) doneLocked() {
-	c.pending--
+// addLocked counts one more request in flight; c.mu is held.
+func (c *lineConn) addLocked() {
+	if c.pending == 0 {
+		c.empty = make(chan struct{})
+	}
+	c.pending++
+}
+
+// doneLocked marks n requests finished; c.mu is held.
+func (c *lineConn) doneLocked(n int) {
+	if n == 0 {
+		return
+	}
+	c.pending -= n
 	if c.pending == 0 {
 		close(c.empty)
 	}
+}
+
+// finish marks n requests finished once their answer line has been
+// written or has failed to be.
+func (c *lineConn) finish(n int) {
+	c.mu.Lock()
+	c.doneLocked(n)
+	c.mu.Unlock()
 }
 
 // Write sends one message from the SDK.
@@ -600,40 +662,49 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	}
 	delete(c.calls, p)
 	delete(c.byClient, cl.key)
-	if !cl.cancelled {
-		c.doneLocked()
-	}
+	cancelled := cl.cancelled // counted done when it was cancelled
 	if p == c.initID && resp.Error == nil {
+		// Set before the answer is out: the client's next line may
+		// depend on the revision (batches, the direct path).
 		c.version = gjson.GetBytes(resp.Result, "protocolVersion").Str
 	}
 	c.mu.Unlock()
 
 	// MCP: a cancelled request gets no answer.
 	var line []byte
-	if !cl.cancelled {
+	if !cancelled {
 		line = c.encodeAnswer(resp, p, cl.id)
 	}
 	if cl.batch == nil {
 		if line == nil {
 			return nil
 		}
-		return c.writeLine(line)
+		err := c.writeLine(line)
+		c.finish(1)
+		return err
 	}
+	// In a batch, an answered request stays in flight until the batch's
+	// line is written; whichever answer completes the batch writes it and
+	// finishes them all.
 	c.mu.Lock()
 	b := cl.batch
 	if line != nil {
 		b.answers = append(b.answers, line)
+		b.held++
 	}
 	b.waiting--
-	var out []byte
-	if b.waiting == 0 {
-		out = batchLine(b.answers)
-	}
-	c.mu.Unlock()
-	if out == nil {
+	if b.waiting > 0 {
+		c.mu.Unlock()
 		return nil
 	}
-	return c.writeLine(out)
+	out, held := batchLine(b.answers), b.held
+	c.mu.Unlock()
+	var err error
+	if out != nil {
+		err = c.writeLine(out)
+	}
+	c.finish(held)
+	return err
 }
 
 // encodeAnswer encodes resp with the client's id bytes in place of the

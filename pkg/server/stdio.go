@@ -35,11 +35,13 @@ type StdioOptions struct {
 	MaxLineBytes int
 	// DrainTimeout bounds how long serving continues after stdin closes, so
 	// that requests already read are answered; when it runs out the calls
-	// still in flight are cancelled. 0 means DefaultDrainTimeout. Pass the
+	// still in flight are cancelled and their error answers get
+	// ShutdownGrace to be written. 0 means DefaultDrainTimeout. Pass the
 	// per-call timeout: no call legitimately runs longer.
 	DrainTimeout time.Duration
-	// ShutdownGrace bounds how long RunStdio waits, after ctx ends, for the
-	// cancelled calls in flight to be answered. 0 means DefaultShutdownGrace.
+	// ShutdownGrace bounds how long RunStdio waits, after ctx ends (or the
+	// drain bound passes), for the cancelled calls in flight to be
+	// answered. 0 means DefaultShutdownGrace.
 	ShutdownGrace time.Duration
 	// Hold, when set, runs before every data-bearing call (tools/call and
 	// resources/read): the call waits for it and fails with its error. A
@@ -116,6 +118,7 @@ func RunStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer,
 	conn := newLineConn(in, out, o.MaxLineBytes, log, o.Direct)
 	conn.drainTimeout = o.DrainTimeout
 	conn.onDrainTimeout = stopCalls
+	conn.shutdownGrace = o.ShutdownGrace
 	ss, err := srv.Connect(context.WithoutCancel(ctx), connTransport{conn}, nil)
 	if err != nil {
 		return fmt.Errorf("serve stdio: %w", err)
@@ -136,9 +139,11 @@ func RunStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer,
 	case <-conn.idle():
 	case <-grace.C:
 	}
-	ss.Close()
-	// Closing ends the session unless a handler ignores its cancelled
-	// context; do not wait on such a handler for long either.
+	// Closing ends the session once no handler is running, which a
+	// handler that ignores its cancelled context, or an answer whose write
+	// is blocked (a host that stopped reading), can delay for ever: do not
+	// wait on either for long.
+	go ss.Close()
 	last := time.NewTimer(o.ShutdownGrace)
 	defer last.Stop()
 	select {

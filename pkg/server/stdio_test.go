@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,12 +16,19 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
 )
 
-// stdio is a RunStdio session on pipes, driven line by line.
+// stdio is a RunStdio session on pipes, driven line by line. Its stdout
+// is an answerWatch: every answer it writes is checked to be written while
+// the session still counts the request in flight.
 type stdio struct {
-	t    *testing.T
-	in   chan string // written to stdin in order by one goroutine, so a test never blocks on a pipe
-	out  *bufio.Reader
-	done chan error
+	t       *testing.T
+	in      chan string // written to stdin in order by one goroutine, so a test never blocks on a pipe
+	closeIn func()      // closes stdin once the lines sent are written
+	out     *bufio.Reader
+	done    chan error
+	watch   *answerWatch
+	// wait bounds the wait for answers; tests with a session per subtest
+	// share their parent's (see answerWait).
+	wait *answerWaiter
 }
 
 func startStdio(t *testing.T, ctx context.Context, o StdioOptions) *stdio {
@@ -49,9 +58,12 @@ func runStdio(t *testing.T, ctx context.Context, s *mcp.Server, o StdioOptions) 
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	st := &stdio{t: t, in: make(chan string, 16), out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1)}
+	st := &stdio{t: t, in: make(chan string, 16), out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1),
+		watch: newAnswerWatch(outW), wait: answerWait(t)}
+	st.closeIn = sync.OnceFunc(func() { close(st.in) })
 	go func() {
-		err := RunStdio(ctx, s, inR, outW, o)
+		err := RunStdio(ctx, s, inR, st.watch, o)
+		st.watch.returned.Store(true)
 		outW.Close()
 		st.done <- err
 	}()
@@ -64,7 +76,7 @@ func runStdio(t *testing.T, ctx context.Context, s *mcp.Server, o StdioOptions) 
 		inW.Close()
 	}()
 	t.Cleanup(func() {
-		close(st.in)
+		st.closeIn()
 		go io.Copy(io.Discard, outR)
 		select {
 		case err := <-st.done:
@@ -74,6 +86,7 @@ func runStdio(t *testing.T, ctx context.Context, s *mcp.Server, o StdioOptions) 
 		case <-time.After(answerDeadline):
 			t.Errorf("RunStdio did not return within %s of stdin closing", answerDeadline)
 		}
+		st.watch.report(t)
 	})
 	return st
 }
@@ -82,32 +95,89 @@ func (s *stdio) send(line string) {
 	s.in <- line
 }
 
+// end closes stdin, as a host does after its last request, and returns
+// the rest of stdout once RunStdio has returned.
+func (s *stdio) end() string {
+	s.t.Helper()
+	s.closeIn()
+	var rest []byte
+	var err error
+	got := make(chan struct{})
+	go func() {
+		rest, err = io.ReadAll(s.out)
+		close(got)
+	}()
+	if !s.wait.within(got) {
+		s.t.Fatal("stdout did not end in time after stdin closed")
+	}
+	if err != nil {
+		s.t.Fatalf("read stdout: %v", err)
+	}
+	return string(rest)
+}
+
 // answerDeadline bounds the wait for one answer. A server that stays silent
 // fails the test with a message at once rather than hanging until the
 // package times out; it is far above any answer's time on a loaded machine.
 const answerDeadline = 10 * time.Second
 
+// answerWaiter bounds a test's waits for answers. The first gets
+// answerDeadline; once one has run out, the server has shown it can stay
+// silent, and every later wait of the test (and of the subtests sharing
+// the waiter) gets answerAfterMiss, far above the milliseconds a real
+// answer takes: a silent server then costs one deadline and a second per
+// answer left, not ten seconds each. All waits end with the test's
+// context.
+type answerWaiter struct {
+	ctx    context.Context
+	missed atomic.Bool
+}
+
+const answerAfterMiss = time.Second
+
+// answerWait is a waiter ending with t's context.
+func answerWait(t *testing.T) *answerWaiter {
+	return &answerWaiter{ctx: t.Context()}
+}
+
+// within waits for got until the waiter's deadline, reporting whether it
+// came.
+func (w *answerWaiter) within(got <-chan struct{}) bool {
+	d := answerDeadline
+	if w.missed.Load() {
+		d = answerAfterMiss
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-got:
+		return true
+	case <-w.ctx.Done():
+		return false
+	case <-timer.C:
+		w.missed.Store(true)
+		return false
+	}
+}
+
 func (s *stdio) recv() string {
 	s.t.Helper()
-	type read struct {
+	var (
 		line string
 		err  error
-	}
-	got := make(chan read, 1)
+	)
+	got := make(chan struct{})
 	go func() {
-		line, err := s.out.ReadString('\n')
-		got <- read{line, err}
+		line, err = s.out.ReadString('\n')
+		close(got)
 	}()
-	select {
-	case r := <-got:
-		if r.err != nil {
-			s.t.Fatalf("read answer: %v (got %q)", r.err, r.line)
-		}
-		return strings.TrimSuffix(r.line, "\n")
-	case <-time.After(answerDeadline):
-		s.t.Fatalf("no answer within %s: the server stayed silent on a line that needs one", answerDeadline)
-		return ""
+	if !s.wait.within(got) {
+		s.t.Fatal("no answer in time: the server stayed silent on a line that needs one")
 	}
+	if err != nil {
+		s.t.Fatalf("read answer: %v (got %q)", err, line)
+	}
+	return strings.TrimSuffix(line, "\n")
 }
 
 func (s *stdio) initialize(version string) {
@@ -127,6 +197,7 @@ const ping = `{"jsonrpc":"2.0","id":"next","method":"ping"}` + "\n"
 func TestStdioMalformedLines(t *testing.T) {
 	const limit = 4096
 	long := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", limit) + `"}}`
+	wait := answerWait(t) // one for every row: a silent server fails the rows left at once
 	for _, tt := range []struct {
 		name string
 		line string // sent as is; most end with "\n"
@@ -187,6 +258,7 @@ func TestStdioMalformedLines(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := startStdio(t, context.Background(), StdioOptions{MaxLineBytes: limit})
+			s.wait = wait
 			s.initialize("2025-06-18")
 			s.send(tt.line)
 			s.send(ping)

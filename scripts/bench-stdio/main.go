@@ -9,6 +9,7 @@
 //
 //	go run ./scripts/bench-stdio                             # builds ./cmd/pdpp-mcp first
 //	go run ./scripts/bench-stdio -rounds 200 -bin /tmp/old-pdpp-mcp -bin2 ./pdpp-mcp
+//	go run ./scripts/bench-stdio -stdin socket   # stdin a socketpair, as Node-based hosts give
 //
 // The client side is raw JSON lines, so no client library's decoding is in
 // the numbers. CPU is the process's on-CPU time from /proc (Linux
@@ -29,6 +30,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -74,7 +76,11 @@ func bench() error {
 	bin := flag.String("bin", "", "pdpp-mcp binary (default: build ./cmd/pdpp-mcp)")
 	bin2 := flag.String("bin2", "", "a second binary, measured interleaved with -bin")
 	only := flag.String("tools", "", "comma-separated tools to measure (default: all six)")
+	stdinKind := flag.String("stdin", "pipe", "what the binaries read stdin from: pipe (as Go and Python hosts give) or socket (a socketpair, as libuv and so Node-based hosts give)")
 	flag.Parse()
+	if *stdinKind != "pipe" && *stdinKind != "socket" {
+		return fmt.Errorf("-stdin %q: want pipe or socket", *stdinKind)
+	}
 
 	tmp, err := os.MkdirTemp("", "bench-stdio-")
 	if err != nil {
@@ -116,7 +122,7 @@ func bench() error {
 
 	var procs []*proc
 	for _, b := range bins {
-		p, err := start(b, "--provider-url", double.URL(), "--cache-root", root, "--log-level", "error")
+		p, err := start(b, *stdinKind == "socket", "--provider-url", double.URL(), "--cache-root", root, "--log-level", "error")
 		if err != nil {
 			return err
 		}
@@ -206,7 +212,7 @@ func bench() error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Printf("%d rounds; ", *rounds)
+	fmt.Printf("%d rounds, stdin a %s; ", *rounds, *stdinKind)
 	for i, b := range bins {
 		fmt.Printf("bin%d: %s  ", i+1, b)
 	}
@@ -235,12 +241,21 @@ type proc struct {
 	next   int
 }
 
-func start(bin string, args ...string) (*proc, error) {
+func start(bin string, socket bool, args ...string) (*proc, error) {
 	cmd := exec.Command(bin, args...)
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}}
 	cmd.Stderr = p.stderr
 	var err error
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
+	if socket {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		child := os.NewFile(uintptr(fds[0]), "stdin")
+		defer child.Close() // the child has its own copy once started
+		cmd.Stdin = child
+		p.stdin = os.NewFile(uintptr(fds[1]), "host")
+	} else if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
 	out, err := cmd.StdoutPipe()
