@@ -15,21 +15,21 @@
 //   node e2e.mjs PDPP_MCP_BINARY CHROMIUM
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { createServer as createTCPServer } from "node:net";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { chromium } from "playwright-core";
+import { Demo, consent, freePort, launchBrowser, openedBy, systemBrowser } from "./lib.mjs";
 
 const [binary, chromiumPath] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
 const deadline = setTimeout(() => fail("no result within 180 s"), 180_000);
 deadline.unref();
-let server, browser, callback, profile, gemini;
+const demo = new Demo(binary);
+let browser, callback, gemini;
 
 function fail(msg) {
   console.error(`FAIL ${msg}`);
@@ -38,48 +38,10 @@ function fail(msg) {
 }
 
 function cleanup() {
-  server?.kill("SIGTERM");
+  demo.kill();
   gemini?.kill("SIGTERM");
   callback?.close();
-  browser?.close().catch(() => {});
-  if (profile) rmSync(profile, { recursive: true, force: true });
-}
-
-// A free loopback port, so that the demo restarts where hosts knew it.
-function freePort() {
-  return new Promise((resolve) => {
-    const l = createTCPServer().listen(0, "127.0.0.1", () => {
-      const { port } = l.address();
-      l.close(() => resolve(port));
-    });
-  });
-}
-
-// Starts the demo gateway on port and reads its URL from the start-up line.
-function startDemo(port) {
-  return new Promise((resolve, reject) => {
-    server = spawn(binary, ["--demo", "--http", `127.0.0.1:${port}`, "--log-level", "warn", "--access-log=false"], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let err = "";
-    server.stderr.on("data", (b) => {
-      err += b;
-      const m = err.match(/serving hosted MCP at (\S+)\/mcp /);
-      if (m) resolve(m[1]);
-    });
-    server.on("exit", (code) => reject(new Error(`pdpp-mcp exited ${code}:\n${err}`)));
-  });
-}
-
-// Stops the demo and waits until it has exited.
-function stopDemo() {
-  const s = server;
-  server = undefined;
-  return new Promise((resolve) => {
-    s.removeAllListeners("exit");
-    s.on("exit", resolve);
-    s.kill("SIGTERM");
-  });
+  browser?.close();
 }
 
 // The loopback redirect URI: resolves the next code it receives.
@@ -123,16 +85,6 @@ class Provider {
   codeVerifier() { return this.store.verifier; }
 }
 
-// consent answers the consent page at url like a person: tick the first n
-// sources, press Allow.
-async function consent(page, url, n) {
-  await page.goto(url.toString());
-  const boxes = page.locator('input[type="checkbox"][name="source"]');
-  if ((await boxes.count()) < n) fail(`consent page lists fewer than ${n} sources`);
-  for (let i = 0; i < n; i++) await boxes.nth(i).check();
-  await page.getByRole("button", { name: "Allow" }).click();
-}
-
 // callTool connects with provider's stored tokens and calls tool.
 async function callTool(endpoint, provider, tool, args, want) {
   const client = new Client({ name: "oauth-e2e", version: "1" });
@@ -170,38 +122,30 @@ async function journey(base, cb, page, sources, tool, args, want, provider) {
 }
 
 // geminiJourney runs Gemini CLI's MCP OAuth provider (gemini-oauth.mjs)
-// with a throwaway HOME; its browser is an xdg-open that hands the URL to
+// with a throwaway HOME; the browser it opens (xdg-open) hands the URL to
 // Chromium here. It returns the access token Gemini stored.
 async function geminiJourney(base, page) {
   const dir = mkdtempSync(join(tmpdir(), "oauth-e2e-gemini-"));
+  const opener = await systemBrowser(dir);
   try {
-    const bin = join(dir, "bin");
-    mkdirSync(bin);
-    const opened = join(dir, "opened");
-    writeFileSync(join(bin, "xdg-open"), `#!/bin/sh\nprintf '%s\\n' "$1" > '${opened}'\n`);
-    chmodSync(join(bin, "xdg-open"), 0o755);
     const bundle = join(here, "node_modules", "@google", "gemini-cli", "bundle");
     gemini = spawn(process.execPath, [join(here, "gemini-oauth.mjs"), bundle, base + "/mcp"], {
-      env: { ...process.env, HOME: join(dir, "home"), PATH: `${bin}:${process.env.PATH}`, CI: "", NO_COLOR: "1" },
+      env: { ...process.env, HOME: join(dir, "home"), PATH: `${opener.bin}:${process.env.PATH}`, CI: "", NO_COLOR: "1" },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let out = "";
     gemini.stdout.on("data", (b) => (out += b));
     gemini.stderr.on("data", (b) => (out += b));
-    const exited = new Promise((r) => gemini.on("exit", r));
+    const exited = new Promise((r) => gemini.on("close", (code) => r({ code, out })));
     gemini.stdin.end("y\n"); // its consent prompt before the browser opens
-    // Gemini's browser is a file: wait for it, bounded by the deadline.
-    while (!existsSync(opened) || readFileSync(opened, "utf8").trim() === "") {
-      if (gemini.exitCode !== null) fail(`Gemini CLI stopped before opening the browser:\n${out}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await consent(page, new URL(readFileSync(opened, "utf8").trim()), 1);
+    await consent(page, await openedBy(opener, exited, "Gemini CLI"), 1);
     await exited;
     gemini = undefined;
     const m = out.match(/GEMINI_TOKEN (\S+)/);
     if (!m) fail(`Gemini CLI did not complete the OAuth flow:\n${out.slice(-2000)}`);
     return m[1];
   } finally {
+    opener.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -234,17 +178,10 @@ async function refresh(base, provider) {
 
 try {
   const port = await freePort();
-  let base = await startDemo(port);
+  let base = await demo.start(port);
   const cb = await startCallback();
-  profile = mkdtempSync(join(tmpdir(), "oauth-e2e-chromium-"));
-  // A fresh profile each run (Playwright passes it as --user-data-dir).
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  const page = await browser.newPage();
+  browser = await launchBrowser(chromiumPath);
+  const { page } = browser;
   let t = Date.now();
   const step = (msg) => {
     console.log(`ok   ${msg} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
@@ -258,8 +195,8 @@ try {
   await callTool(new URL(base + "/mcp"), new TokenOnly(geminiToken), "schema", {}, "structuredContent");
   step("Gemini CLI's MCP OAuth provider (enforces RFC 9207 iss) -> token -> schema served");
 
-  await stopDemo();
-  base = await startDemo(port);
+  await demo.stop();
+  base = await demo.start(port);
   await callTool(new URL(base + "/mcp"), host, "schema", {}, "structuredContent");
   step("after a restart: the stored access token is served");
   const stored = host.store.tokens.access_token;
