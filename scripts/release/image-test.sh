@@ -36,6 +36,9 @@ test -x "$entry"
 node scripts/release/mcp-smoke.mjs "$entry" --demo
 
 # Hosted mode on a free loopback port; the address comes from its stderr.
+# The log exists before the loop reads it: the background shell may open it
+# only after the first read.
+: >"$work/http.log"
 "$entry" --demo --http 127.0.0.1:0 2>"$work/http.log" &
 pid=$!
 addr=
