@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
@@ -144,7 +145,7 @@ func (c *conn) provider(ctx context.Context, t target, cfg config) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, pc.ProviderURL, pc.Credential.File)
+	cmdexit.Notef(cfg.stderr, cmdName, "connected to %s using scoped credential at %s", pc.ProviderURL, pc.Credential.File)
 	return c.inProcess(ctx, cfg, server.Options{RS: pc.RS, ProviderURL: pc.ProviderURL})
 }
 

@@ -43,7 +43,7 @@ node scripts/release/mcp-smoke.mjs "$entry" --demo
 pid=$!
 addr=
 for _ in $(seq 1 100); do
-	addr=$(sed -n 's/.*(listening on \([0-9.:]*\)).*/\1/p' "$work/http.log" | head -1)
+	addr=$(sed -n 's|.*serving hosted MCP at http://\([0-9.:]*\)/mcp.*|\1|p' "$work/http.log" | head -1)
 	[ -n "$addr" ] && break
 	sleep 0.1
 done
