@@ -21,8 +21,6 @@
 # What only a real release can do (publish, push, upload) and the
 # credentials it needs are in docs/release.md.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-root=$(pwd)
 
 dist= test=1 image=1 online=
 while [ $# -gt 0 ]; do
@@ -35,6 +33,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+cd "$(dirname "$0")/../.."
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
