@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcptarget"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
@@ -129,6 +130,6 @@ func provider(ctx context.Context, t target, cfg config, o mcptarget.Options) (*
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, pc.ProviderURL, pc.Credential.File)
+	cmdexit.Notef(cfg.stderr, cmdName, "connected to %s using scoped credential at %s", pc.ProviderURL, pc.Credential.File)
 	return mcptarget.InProcess(ctx, server.New(server.Options{RS: pc.RS, ProviderURL: pc.ProviderURL, Logger: cfg.log}), o)
 }

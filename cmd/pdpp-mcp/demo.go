@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout/fanouttest"
@@ -51,8 +52,8 @@ func serveDemo(ctx context.Context, cfg config) error {
 	go d.start(cfg)
 	defer d.stop(cfg.log, front)
 
-	fmt.Fprintf(cfg.stderr, "%s: demo: serving the %q sample dataset from an in-process resource server at %s with a client token (no credential cache)\n",
-		cmdName, demoName, d.url)
+	cmdexit.Notef(cfg.stderr, cmdName, "demo: serving the %q sample dataset from an in-process resource server at %s with a client token (no credential cache)",
+		demoName, d.url)
 	return serve(ctx, cfg, d, d.url)
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -237,9 +236,9 @@ func serveHTTP(c *cli.Context, cfg config) error {
 	}
 	o.Started = func(at hosted.Listening) {
 		if at.MetricsAddr != nil {
-			fmt.Fprintf(cfg.stderr, "%s: metrics at http://%s/metrics\n", cmdName, at.MetricsAddr)
+			cmdexit.Notef(cfg.stderr, cmdName, "metrics at http://%s/metrics", at.MetricsAddr)
 		}
-		fmt.Fprintf(cfg.stderr, "%s: serving hosted MCP at %s/mcp for %s (listening on %s)\n", cmdName, at.Base, o.Handler.ProviderURL, at.Addr)
+		cmdexit.Notef(cfg.stderr, cmdName, "serving hosted MCP at %s/mcp for %s (listening on %s)", at.Base, o.Handler.ProviderURL, at.Addr)
 		if banner != nil {
 			banner(at.Base)
 		}

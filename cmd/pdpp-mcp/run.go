@@ -354,7 +354,7 @@ func serveProviders(ctx context.Context, cfg config, urls []string, cacheRoot st
 			id = conn.ProviderURL
 		}
 		seen["grant:"+id] = true
-		fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, conn.ProviderURL, conn.Credential.File)
+		cmdexit.Notef(cfg.stderr, cmdName, "connected to %s using scoped credential at %s", conn.ProviderURL, conn.Credential.File)
 		members = append(members, fanout.Member{GrantID: id, RS: conn.RS})
 	}
 	// Learn each grant's connections and streams now, so routing and the
@@ -414,7 +414,7 @@ func serveProvider(ctx context.Context, cfg config, providerURL, cacheRoot strin
 			return
 		}
 		if ctx.Err() == nil {
-			fmt.Fprintf(cfg.stderr, "%s: connected to %s using scoped credential at %s\n", cmdName, conn.ProviderURL, conn.Credential.File)
+			cmdexit.Notef(cfg.stderr, cmdName, "connected to %s using scoped credential at %s", conn.ProviderURL, conn.Credential.File)
 		}
 	}()
 	// Data waits for the check, so the guard does not ask the same

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
@@ -265,7 +266,7 @@ func TestRunServesStdio(t *testing.T) {
 			root := t.TempDir()
 			file := writeCache(t, root, srv.URL(), tokenMember(srv.Token(pdpptest.TokenClient)))
 			return []string{"--provider-url=" + srv.URL() + "/", "--cache-root=" + root, "--log-level=warn"},
-				"pdpp-mcp: connected to " + srv.URL() + " using scoped credential at " + file + "\n"
+				cmdexit.Note(cmdName, "connected to "+srv.URL()+" using scoped credential at "+file)
 		}},
 		{"demo", func(t *testing.T) ([]string, string) {
 			return []string{"--demo", "--provider-url=ignored://x", "--log-level=warn"}, "pdpp-mcp: demo: serving the "

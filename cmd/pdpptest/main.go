@@ -83,7 +83,10 @@ func serve(ctx context.Context, name, addr string, stdout, stderr io.Writer) err
 	for _, k := range pdpptest.TokenKinds() {
 		fmt.Fprintf(stdout, "%-13s %s\n", k, srv.Token(k))
 	}
-	fmt.Fprintf(stdout, "try           curl -H 'Authorization: Bearer %s' %s/v1/schema?view=compact\n", srv.Token(pdpptest.TokenClient), srv.URL())
+	// Three lines, so each fits 80 columns with a loopback URL.
+	fmt.Fprintf(stdout, "try           TOKEN=%s\n", srv.Token(pdpptest.TokenClient))
+	fmt.Fprintf(stdout, "              curl -H \"Authorization: Bearer $TOKEN\" \\\n")
+	fmt.Fprintf(stdout, "                '%s/v1/schema?view=compact'\n", srv.URL())
 	<-ctx.Done()
 	if err := srv.Close(); err != nil {
 		return fmt.Errorf("close: %w", err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -43,16 +44,22 @@ func serveOnce(t *testing.T, name string) {
 		done <- code
 	}()
 
+	// Every line fits 80 columns, through the end of the curl example.
 	printed := map[string]string{}
 	sc := bufio.NewScanner(outR)
 	for sc.Scan() {
-		key, value, _ := strings.Cut(sc.Text(), " ")
-		printed[key] = strings.TrimSpace(value)
-		if key == "try" {
+		line := sc.Text()
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("%d columns: %q", n, line)
+		}
+		if key, value, _ := strings.Cut(line, " "); key != "" {
+			printed[key] = strings.TrimSpace(value)
+		}
+		if strings.Contains(line, "/v1/schema?view=compact") {
 			break
 		}
 	}
-	for _, k := range []string{"url", "dataset", "owner", "client", "mcp_package", "revoked", "expired", "unknown"} {
+	for _, k := range []string{"url", "dataset", "owner", "client", "mcp_package", "revoked", "expired", "unknown", "try"} {
 		if printed[k] == "" {
 			t.Errorf("stdout has no %q line: %v", k, printed)
 		}

@@ -109,6 +109,11 @@ func Configure(app *cli.App, stdout, stderr io.Writer) {
 // "<name>: <message>" on one line of stderr. redact, when not nil, cleans the
 // message first (a command that holds secrets removes them).
 func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer, redact func(string) string) int {
+	// None of the commands has subcommands, so a lone "help" can only be a
+	// person asking for it: it gets the help, not a usage error.
+	if len(args) == 2 && args[1] == "help" {
+		args = []string{args[0], "--help"}
+	}
 	err := app.RunContext(ctx, args)
 	code := Code(err)
 	if err != nil {

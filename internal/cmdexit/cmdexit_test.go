@@ -58,6 +58,28 @@ func TestHelpOnStdout(t *testing.T) {
 	}
 }
 
+// TestHelpWord: a lone "help" is a request for the help, which is what a
+// person typing it wants; any other stray word is still a usage error.
+func TestHelpWord(t *testing.T) {
+	for _, tt := range []struct {
+		arg  string
+		code int
+	}{{"help", OK}, {"helpme", Usage}} {
+		var stdout, stderr bytes.Buffer
+		app := &cli.App{Name: "x", Usage: "does x", Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return Usagef("x", "unexpected argument %q", c.Args().First())
+			}
+			return nil
+		}}
+		Configure(app, &stdout, &stderr)
+		code := Run(context.Background(), app, []string{"x", tt.arg}, &stderr, nil)
+		if code != tt.code || (code == OK) != bytes.Contains(stdout.Bytes(), []byte("does x")) {
+			t.Errorf("x %s: code %d stdout %q stderr %q", tt.arg, code, stdout.String(), stderr.String())
+		}
+	}
+}
+
 func TestRedact(t *testing.T) {
 	var stderr bytes.Buffer
 	app := &cli.App{Name: "x", Action: func(*cli.Context) error { return errors.New("token s3cret leaked") }}

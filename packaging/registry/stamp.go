@@ -19,7 +19,8 @@ var bundleTarget = regexp.MustCompile(`/pdpp-mcp_[^/_]+_([a-z]+_[a-z0-9]+)\.mcpb
 // version set on the entry and every package, the image tagged with it, and
 // each bundle pointed at that release's download with the SHA-256 of the file
 // in bundleDir that a registry client must find there. A bundle the entry
-// lists but bundleDir lacks is an error, so no placeholder hash is published.
+// lists but bundleDir lacks is an error, so no placeholder hash is published,
+// and so is a result the registry's schema refuses.
 func Stamp(entry []byte, version, bundleDir string) ([]byte, error) {
 	version = strings.TrimPrefix(version, "v")
 	if version == "" {
@@ -60,6 +61,11 @@ func Stamp(entry []byte, version, bundleDir string) ([]byte, error) {
 	}
 	out, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
+		return nil, fmt.Errorf("stamp: %w", err)
+	}
+	// What is published must be what the registry accepts: refused here,
+	// before any release step uploads it.
+	if err := Validate(out); err != nil {
 		return nil, fmt.Errorf("stamp: %w", err)
 	}
 	return append(out, '\n'), nil

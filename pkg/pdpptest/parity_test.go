@@ -14,12 +14,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/fixtures"
 )
 
-// fixturesDir is ../shared/fixtures/rs seen from the repository root.
-const fixturesDir = "../../../shared/fixtures/rs"
+// fixturesDir holds the reference server's captured answers (its README says
+// where they come from and how to take them again).
+const fixturesDir = "testdata/rs"
 
 // captureHost is where the reference ran when the captures were taken; host-
 // dependent values (resource_metadata) are rewritten to the double's URL.
@@ -68,7 +67,7 @@ func loadCaptures(t *testing.T) []capture {
 		t.Fatal(err)
 	}
 	if len(reqs) == 0 {
-		fixtures.Missing(t, "no captures in %s (the shared fixtures folder is absent); parity not checked", fixturesDir)
+		t.Fatalf("no captures in %s", fixturesDir)
 	}
 	var out []capture
 	for _, p := range reqs {

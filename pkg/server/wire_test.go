@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/fixtures"
 )
 
 // wireVersions are the protocol revisions the server negotiates and whose
@@ -42,8 +41,8 @@ var uriChars = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:[A-Za-z0-9\-._~:/?#\
 
 func loadWireSchema(t *testing.T, version string) *wireSchema {
 	t.Helper()
-	dir := fixtures.Dir(t, "mcp-schema")
-	path := filepath.Join(dir, version+".schema.json")
+	// testdata/mcp-schema/README.md says where they come from.
+	path := filepath.Join("testdata", "mcp-schema", version+".schema.json")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -286,6 +285,22 @@ func TestNoCacheFieldsBefore20260728(t *testing.T) {
 				t.Error("no result carries ttlMs or cacheScope")
 			}
 		})
+	}
+}
+
+// TestWireSchemaFiles: testdata holds the schema of every revision in
+// wireVersions and no other, so a revision added to one is added to both.
+func TestWireSchemaFiles(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "mcp-schema", "*.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var have []string
+	for _, f := range files {
+		have = append(have, strings.TrimSuffix(filepath.Base(f), ".schema.json"))
+	}
+	if !slices.Equal(have, wireVersions) {
+		t.Errorf("testdata/mcp-schema holds %v, wireVersions is %v", have, wireVersions)
 	}
 }
 

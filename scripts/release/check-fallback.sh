@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check-fallback.sh: check.sh's checks without goreleaser, for machines
+# check-fallback.sh [DIST]: check.sh's checks without goreleaser, for machines
 # where building goreleaser (minutes of CPU) does not fit, such as CI on a
 # fresh machine. configcheck loads .goreleaser.yaml with goreleaser's own
 # strict loader, refuses fields goreleaser marks deprecated (goreleaser
@@ -24,4 +24,5 @@ trap 'rm -rf "$work"' EXIT
 git clone -q . "$work/src"
 "$work/configcheck" snapshot -src "$work/src" -targets linux/amd64,darwin/arm64
 bash "$root/scripts/release/verify-dist.sh" "$work/src/dist"
+if [ -n "${1:-}" ]; then rm -rf "$1" && mv "$work/src/dist" "$1"; fi
 echo "check-fallback.sh: configuration valid; snapshot of linux/amd64 and darwin/arm64 built without goreleaser"

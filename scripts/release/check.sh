@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# check.sh: validate .goreleaser.yaml and build a snapshot release of
+# check.sh [DIST]: validate .goreleaser.yaml and build a snapshot release of
 # linux/amd64 and darwin/arm64 (all four commands, archives and checksums)
 # of what is committed, without publishing; then check the linux binary is
-# static and stamped (verify-dist.sh, shared with check-fallback.sh).
+# static and stamped (verify-dist.sh, shared with check-fallback.sh). The
+# snapshot is kept in DIST when given (dry-run.sh goes on from it).
 #
 # goreleaser is built once per version into a cache folder and reused:
 # building it cold costs minutes of CPU (see the README's release section).
@@ -35,4 +36,5 @@ sed 's/^    goos: &goos \[linux, darwin, windows\]$/    targets: \&targets [linu
 grep -q 'targets: &targets' "$work/goreleaser.yaml" || { echo "check.sh: could not narrow the targets"; exit 1; }
 (cd "$work/src" && "$gr" release --snapshot --clean --skip=publish,announce,sign,sbom,docker,ko --config "$work/goreleaser.yaml")
 bash "$root/scripts/release/verify-dist.sh" "$work/src/dist"
+if [ -n "${1:-}" ]; then rm -rf "$1" && mv "$work/src/dist" "$1"; fi
 echo "check.sh: configuration valid; snapshot of linux/amd64 and darwin/arm64 built"

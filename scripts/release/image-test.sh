@@ -36,11 +36,14 @@ test -x "$entry"
 node scripts/release/mcp-smoke.mjs "$entry" --demo
 
 # Hosted mode on a free loopback port; the address comes from its stderr.
+# The log exists before the loop reads it: the background shell may open it
+# only after the first read.
+: >"$work/http.log"
 "$entry" --demo --http 127.0.0.1:0 2>"$work/http.log" &
 pid=$!
 addr=
 for _ in $(seq 1 100); do
-	addr=$(sed -n 's/.*(listening on \([0-9.:]*\)).*/\1/p' "$work/http.log" | head -1)
+	addr=$(sed -n 's|.*serving hosted MCP at http://\([0-9.:]*\)/mcp.*|\1|p' "$work/http.log" | head -1)
 	[ -n "$addr" ] && break
 	sleep 0.1
 done

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// The gmail corpus is the one the shared fixtures were captured against, copied
+// The gmail corpus is the one the reference captures were taken against, copied
 // unmodified so the double answers the same requests with the same data.
 //
 //go:embed gmail/gmail.manifest.json gmail/gmail.records.json gmail/client-grant.json gmail/blob_c514bff2.txt

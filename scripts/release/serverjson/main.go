@@ -5,6 +5,7 @@
 //
 // -bundles is the folder holding that release's pdpp-mcp_<version>_<os>_<arch>.mcpb
 // files; every bundle the entry lists must be there (its SHA-256 is published).
+// The result is checked against the registry's schema before it is printed.
 package main
 
 import (
