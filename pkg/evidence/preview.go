@@ -9,6 +9,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Preview bounds.
@@ -146,7 +147,8 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 	// cursor pages on from it: not when the page merges several connections
 	// without one (the header then says to pass connection_id).
 	h.cursorPages = h.cursor != "" || (!h.hasMore && !multiConn)
-	label, _ := Cut(oneLine(opts.Label), labelMax)
+	// The label is the caller's text, already under the visible rule.
+	label, _ := visible.CutShown(oneLine(opts.Label), labelMax)
 	var keys *keySet
 	lead := defaultLead
 	if len(opts.KeyFields) > 0 {

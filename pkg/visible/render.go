@@ -1,0 +1,196 @@
+package visible
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
+)
+
+// Bounds of the marks.
+const (
+	// ExactBytes is the longest string (in bytes) whose marks are exact.
+	// Every identifier a model passes back (names, record keys, filter
+	// values) is shorter, so its marks always decode.
+	ExactBytes = 1024
+	// MaxMarkBytes bounds what a mark in a longer string lists; the rest of
+	// its run is counted (" …+N more").
+	MaxMarkBytes = 160
+)
+
+// escapedOpen is how a literal Open is written.
+const escapedOpen = Open + "U+27E6" + Close
+
+// String returns s as a model may see it: s itself when nothing in it is
+// hidden, else s with each run of hidden characters replaced by its mark.
+func String(s string) string {
+	i := next(s, 0)
+	if i < 0 {
+		return s
+	}
+	return string(render(make([]byte, 0, len(s)+32), s, i))
+}
+
+// Append appends String(s) to b.
+func Append(b []byte, s string) []byte {
+	i := next(s, 0)
+	if i < 0 {
+		return append(b, s...)
+	}
+	return render(b, s, i)
+}
+
+// AppendJSON appends String(s) as a JSON string literal (jsonw.AppendString's
+// escaping): JSON text shown to a model holds marks, never a \u escape of a
+// hidden character.
+func AppendJSON(b []byte, s string) []byte {
+	i := next(s, 0)
+	if i < 0 {
+		return jsonw.AppendString(b, s)
+	}
+	var buf [256]byte
+	return jsonw.AppendString(b, string(render(buf[:0], s, i)))
+}
+
+// render appends s with its first change at byte i.
+func render(b []byte, s string, i int) []byte {
+	limit := -1
+	if len(s) > ExactBytes {
+		limit = MaxMarkBytes
+	}
+	b = append(b, s[:i]...)
+	for i >= 0 {
+		end := runEnd(s, i)
+		if end == i { // a literal Open
+			b = append(b, escapedOpen...)
+			end = i + len(Open)
+		} else {
+			b = appendMark(b, s[i:end], limit)
+		}
+		j := next(s, end)
+		if j < 0 {
+			return append(b, s[end:]...)
+		}
+		b = append(b, s[end:j]...)
+		i = j
+	}
+	return b
+}
+
+// runEnd returns the end of the run of hidden characters starting at i (i
+// itself when s[i:] starts with a literal Open).
+func runEnd(s string, i int) int {
+	for i < len(s) {
+		h, size := hiddenAt(s, i)
+		if !h {
+			break
+		}
+		i += size
+	}
+	return i
+}
+
+// tag characters U+E0020..U+E007E spell printable ASCII.
+const (
+	tagLo = 0xE0020
+	tagHi = 0xE007E
+)
+
+// appendMark appends the mark of run, a non-empty run of hidden characters.
+// Items name each code point (U+XXXX, ×N for repeats) or spell a run of tag
+// characters (tags “…”). limit < 0 lists everything; otherwise the items
+// stop once they would pass limit bytes and the mark counts what it left
+// out.
+func appendMark(b []byte, run string, limit int) []byte {
+	b = append(b, hiddenPrefix...)
+	start := len(b)
+	first := true
+	for i := 0; i < len(run); {
+		r, size := utf8.DecodeRuneInString(run[i:])
+		sep := 0
+		if !first {
+			sep = 1
+		}
+		if r >= tagLo && r <= tagHi {
+			// Spell the tag characters, as many as fit.
+			if limit >= 0 && len(b)-start+sep+len(`tags “x”`) > limit {
+				return closeCut(b, run[i:], first)
+			}
+			if !first {
+				b = append(b, ' ')
+			}
+			b = append(b, "tags “"...)
+			for i < len(run) {
+				t, n := utf8.DecodeRuneInString(run[i:])
+				if t < tagLo || t > tagHi {
+					break
+				}
+				if limit >= 0 && len(b)-start+1+len("”") > limit {
+					b = append(b, "”"...)
+					return closeCut(b, run[i:], false)
+				}
+				b = append(b, byte(t-tagLo+0x20))
+				i += n
+			}
+			b = append(b, "”"...)
+			first = false
+			continue
+		}
+		reps := 1
+		for i+reps*size < len(run) {
+			q, n := utf8.DecodeRuneInString(run[i+reps*size:])
+			if q != r || n != size {
+				break
+			}
+			reps++
+		}
+		var ib [24]byte
+		item := appendCode(ib[:0], r, reps)
+		if limit >= 0 && len(b)-start+sep+len(item) > limit {
+			return closeCut(b, run[i:], first)
+		}
+		if !first {
+			b = append(b, ' ')
+		}
+		b = append(b, item...)
+		first = false
+		i += reps * size
+	}
+	return append(b, Close...)
+}
+
+// appendCode appends U+XXXX (at least four hex digits), with ×N for N > 1.
+func appendCode(b []byte, r rune, n int) []byte {
+	b = append(b, 'U', '+')
+	h := strconv.FormatInt(int64(r), 16)
+	for range 4 - len(h) {
+		b = append(b, '0')
+	}
+	for _, c := range []byte(h) {
+		if c >= 'a' {
+			c -= 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	if n > 1 {
+		b = append(b, "×"...)
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return b
+}
+
+// cutNote ends a mark that lists only part of its run.
+const cutNote = " …+"
+
+// closeCut ends a mark whose items stopped before rest (code points of the
+// run it does not list); first says it lists nothing.
+func closeCut(b []byte, rest string, first bool) []byte {
+	if first {
+		b = append(b, cutNote[1:]...)
+	} else {
+		b = append(b, cutNote...)
+	}
+	b = strconv.AppendInt(b, int64(utf8.RuneCountInString(rest)), 10)
+	b = append(b, " more"...)
+	return append(b, Close...)
+}
