@@ -72,8 +72,8 @@ type node struct {
 	str   string
 	chars int // code points of str
 	// vis caches whether str renders unchanged (see hidden).
-	vis uint8
-	blob  *Blob
+	vis  uint8
+	blob *Blob
 	// kids are the members or elements of a container; a blob keeps the
 	// members it was read from.
 	kids []node
