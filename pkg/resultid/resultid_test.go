@@ -3,6 +3,7 @@ package resultid
 import (
 	"encoding/base64"
 	"errors"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 	"strings"
 	"testing"
 )
@@ -166,8 +167,10 @@ func TestParseRejects(t *testing.T) {
 			if !strings.Contains(e.Message, "connection_id/stream:record_id") {
 				t.Errorf("Message %q does not name the expected form", e.Message)
 			}
-			if strings.ContainsAny(e.Message, "\x00\n\r\x1b") {
-				t.Errorf("Message %q repeats raw control characters", e.Message)
+			// Shown under the visible rule, a control character in the
+			// input is a mark, never raw and never an escape.
+			if shown := visible.String(e.Message); strings.ContainsAny(shown, "\x00\n\r\x1b") || strings.Contains(shown, `\x1b`) || strings.Contains(shown, `\x00`) {
+				t.Errorf("Message %q, shown as %q, repeats control characters raw or escaped", e.Message, shown)
 			}
 		})
 	}

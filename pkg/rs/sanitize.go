@@ -12,6 +12,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // view returns b as a string without copying it. gjson parses strings, and
@@ -504,5 +505,5 @@ func cleanRequestID(s, tok string) string {
 // client of the process does (outbound.Location: no query, bounded), with
 // the token taken out should it sit in the path.
 func describeLocation(loc, tok string) string {
-	return strconv.Quote(cleanString(outbound.Location(loc), tok, 200))
+	return visible.Quote(cleanString(outbound.Location(loc), tok, 200))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Blob bounds. The RS serves a blob whole (no Range), so every read of a
@@ -224,7 +225,11 @@ type blobMeta struct {
 	// Resource is the resource a host that reads resources can read.
 	Resource string `json:"resource,omitempty"`
 	Note     string `json:"note,omitempty"`
+	// HiddenMarks is fetchMeta.HiddenMarks.
+	HiddenMarks string `json:"hidden_marks,omitempty"`
 }
+
+func (d *blobDoc) noteHidden(note string) { d.Metadata.HiddenMarks = note }
 
 // runBlobFetch is fetch of a pdpp://blob/ handle: text blobs as bounded text
 // continued by metadata.next, images up to BlobImageBytes as image content,
@@ -257,7 +262,14 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 		}
 		w, _ := evidence.WindowOf(text, evidence.WindowSelector{Offset: offset,
 			Limit: min(cmp.Or(env.FetchTextChars, DefaultFetchTextChars), evidence.MaxWindowChars)})
-		m.Kind, doc.Text = "text", w.Text
+		shown, n, whole := shownText(w.Text, w.LimitChars)
+		if !whole {
+			// Marks took the room of the window's end, which the next
+			// read starts with.
+			end := w.StartChars + n
+			w.EndChars, w.NextOffset, w.Complete, w.HasMore = end, &end, false, true
+		}
+		m.Kind, doc.Text = "text", shown
 		m.TextChars, m.StartChars = &w.TotalChars, &w.StartChars
 		switch {
 		case w.Complete:
@@ -289,7 +301,7 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 	}
 	var l links
 	size := int64(len(b.body))
-	l.blob(h.URI(), b.mediaType, &size)
+	l.blob(h.URI(), visible.String(b.mediaType), &size)
 	extra = append(extra, l.out...)
 	doc.Title = blobTitle(b, m.Kind)
 	doc.Metadata = m

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Search bounds.
@@ -140,7 +141,10 @@ type searchResult struct {
 	Stream       string `json:"stream,omitempty"`
 	RecordKey    string `json:"record_key,omitempty"`
 	DisplayName  string `json:"display_name,omitempty"`
-	Snippet      string `json:"snippet,omitempty"`
+	// Title and Snippet are shown under the visible rule, like the text.
+	Snippet string `json:"snippet,omitempty"`
+	// marked is the hit's snippet text read once, for the text line.
+	marked evidence.Marked
 }
 
 type searchStructured struct {
@@ -249,8 +253,10 @@ func hitResult(base string, h *evidence.Hit, scope evidence.Scope, titleField fu
 	}
 	if f := titleField(r.Stream, r.ConnectionID); f != "" {
 		opts.PrimaryTitleField = f
+		// The whole snippet, as the RS wrote it: Title applies the
+		// visible rule (and the length bound) to what it picks.
 		if hasText && h.SnippetField() == f {
-			if t := marked.Plain(evidence.TitleMaxChars + 1); !wasCut(t) {
+			if t := marked.Text(); !wasCut(t) {
 				opts.PrimaryTitle = t
 			}
 		}
@@ -258,6 +264,7 @@ func hitResult(base string, h *evidence.Hit, scope evidence.Scope, titleField fu
 	r.Title = evidence.Title(h.Raw, opts)
 	if hasText {
 		r.Snippet = marked.Snippet(resultSnippetChars)
+		r.marked = marked
 	}
 	return r
 }
@@ -527,7 +534,8 @@ func searchItems(results []searchResult, ladder evidence.Ladder) []searchItem {
 		it := searchItem{n: i + 1, result: &results[i]}
 		// fill shows the reads of the first searchTextReads items only.
 		if w, ok := reads[r.ID]; ok && len(items) < searchTextReads {
-			it.read = "\n   evidence field_path=" + inline(w.FieldPath) + " read_record_field args=" + compactJSON(w.Read.Args)
+			// Ladder strings are already under the visible rule.
+			it.read = "\n   evidence field_path=" + inlineShown(w.FieldPath) + " read_record_field args=" + compactJSON(w.Read.Args)
 		}
 		items = append(items, it)
 	}
@@ -589,17 +597,19 @@ func hitLine(n int, r searchResult) string {
 	if r.Stream != "" {
 		b.WriteString(" stream=" + inline(shorten(r.Stream, 60)))
 	}
-	// A title built from the source label already names it.
-	if r.DisplayName != "" && !strings.HasPrefix(r.Title, r.DisplayName+" / ") {
+	// A title built from the source label already names it. The title and
+	// snippet are already under the visible rule; the labels are not.
+	if r.DisplayName != "" && !strings.HasPrefix(r.Title, visible.String(r.DisplayName)+" / ") {
 		b.WriteString(" display_name=" + jsonString(shorten(r.DisplayName, 60)))
 	}
 	if r.Title != "" && r.Title != r.ID {
-		b.WriteString(" title=" + jsonString(shorten(r.Title, 80)))
+		t, _ := visible.CutShown(r.Title, 80)
+		b.WriteString(" title=" + shownJSON(t))
 	}
 	// A snippet that is the whole title adds only its highlights.
 	if r.Snippet != "" {
-		if m := evidence.Mark(r.Snippet); m.Plain(evidence.TitleMaxChars+1) != r.Title {
-			b.WriteString(" snippet=" + jsonString(m.Snippet(96)))
+		if m := r.marked; m.Plain(evidence.TitleMaxChars+1) != r.Title {
+			b.WriteString(" snippet=" + shownJSON(m.Snippet(96)))
 		}
 	}
 	return b.String()

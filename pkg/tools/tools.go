@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // RS is the resource-server client the tools read through. Errors are
@@ -145,18 +147,56 @@ func (s *spec[A]) handler(env *Env) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var a A
 		if err := s.validate(req.Params.Arguments, &a); err != nil {
-			return errorResult(env, err), nil
+			return shown(errorResult(env, err)), nil
 		}
 		res, err := s.run(ctx, env, &a)
 		if err != nil {
 			env.Logger.DebugContext(ctx, "tool call failed", append([]any{"tool", s.def.Name}, errorAttrs(env, err)...)...)
-			return errorResult(env, err), nil
+			return shown(errorResult(env, err)), nil
 		}
 		if len(res.Content) > 1 && !linksAllowed(req) {
 			res.Content = withoutLinks(res.Content)
 		}
-		return res, nil
+		return shown(res), nil
 	}
+}
+
+// shown finishes the text blocks of a result under the visible rule. Each
+// string from the RS was rendered as the text was built; this marks any
+// hidden character that still got through (raw, or escaped inside a JSON
+// document), and ends a text that holds marks with the note that says how
+// many, so the model knows it is reading text written to hide something. A
+// JSON document (fetch) carries the note in its metadata instead.
+func shown(res *mcp.CallToolResult) *mcp.CallToolResult {
+	for _, c := range res.Content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		// Only fetch's document starts with "{" (documentResult).
+		if strings.HasPrefix(t.Text, "{") {
+			switch {
+			case visible.CleanHidden(t.Text):
+			case json.Valid([]byte(t.Text)):
+				t.Text = string(visible.MarkHiddenJSON([]byte(t.Text)))
+			default:
+				t.Text = visible.MarkHidden(t.Text)
+			}
+			continue
+		}
+		t.Text = finishText(t.Text)
+	}
+	return res
+}
+
+// finishText is shown for one text that is not a JSON document: any hidden
+// character left marked, and the note when it holds marks.
+func finishText(s string) string {
+	s = visible.MarkHidden(s)
+	if n := visible.Count(s); n > 0 {
+		s += "\n" + visible.Note(n)
+	}
+	return s
 }
 
 // readOnly is the annotation block every PDPP tool carries: the tools only

@@ -2,15 +2,23 @@ package visible
 
 import (
 	"encoding/json"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
 // JSONText returns the JSON text src with every string (member names
-// included) that holds a hidden character, raw or as an escape, rewritten as
-// AppendJSON writes its rendering. Everything else is copied byte for byte,
-// and src itself is returned when nothing changes. src must be valid JSON;
-// for anything else the result is unspecified but never longer than a
-// rendering of every byte.
-func JSONText(src []byte) []byte {
+// included) that the rule changes, through a hidden character raw or as an
+// escape or a literal "⟦", rewritten as AppendJSON writes its rendering.
+// Everything else is copied byte for byte, and src itself is returned when
+// nothing changes. src must be valid JSON; a string that does not decode is
+// copied.
+func JSONText(src []byte) []byte { return jsonText(src, true) }
+
+// MarkHiddenJSON is JSONText for JSON assembled from strings already
+// rendered: like MarkHidden it marks hidden characters and leaves "⟦" alone.
+func MarkHiddenJSON(src []byte) []byte { return jsonText(src, false) }
+
+func jsonText(src []byte, open bool) []byte {
 	var out []byte // nil until the first change
 	last := 0
 	for i := 0; i < len(src); i++ {
@@ -20,13 +28,16 @@ func JSONText(src []byte) []byte {
 		end, suspect := stringEnd(src, i+1)
 		if suspect {
 			var s string
-			if json.Unmarshal(src[i:end], &s) == nil && next(s, 0) >= 0 {
-				if out == nil {
-					out = make([]byte, 0, len(src)+64)
+			if json.Unmarshal(src[i:end], &s) == nil {
+				if k := scan(s, 0, open); k >= 0 {
+					if out == nil {
+						out = make([]byte, 0, len(src)+64)
+					}
+					out = append(out, src[last:i]...)
+					var buf [256]byte
+					out = jsonw.AppendString(out, string(render(buf[:0], s, k, open)))
+					last = end
 				}
-				out = append(out, src[last:i]...)
-				out = AppendJSON(out, s)
-				last = end
 			}
 		}
 		i = end - 1

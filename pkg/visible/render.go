@@ -28,7 +28,20 @@ func String(s string) string {
 	if i < 0 {
 		return s
 	}
-	return string(render(make([]byte, 0, len(s)+32), s, i))
+	return string(render(make([]byte, 0, len(s)+32), s, i, true))
+}
+
+// MarkHidden is String for text assembled from pieces already rendered (a
+// whole tool result, a JSON document): it marks hidden characters and leaves
+// "⟦" alone, since the marks already there must stay marks. It is the safety
+// net behind the rendering of each string, not a replacement for it: only
+// String keeps a literal "⟦" of the source from reading as a mark.
+func MarkHidden(s string) string {
+	i := scan(s, 0, false)
+	if i < 0 {
+		return s
+	}
+	return string(render(make([]byte, 0, len(s)+32), s, i, false))
 }
 
 // Append appends String(s) to b.
@@ -37,7 +50,7 @@ func Append(b []byte, s string) []byte {
 	if i < 0 {
 		return append(b, s...)
 	}
-	return render(b, s, i)
+	return render(b, s, i, true)
 }
 
 // AppendJSON appends String(s) as a JSON string literal (jsonw.AppendString's
@@ -49,11 +62,12 @@ func AppendJSON(b []byte, s string) []byte {
 		return jsonw.AppendString(b, s)
 	}
 	var buf [256]byte
-	return jsonw.AppendString(b, string(render(buf[:0], s, i)))
+	return jsonw.AppendString(b, string(render(buf[:0], s, i, true)))
 }
 
-// render appends s with its first change at byte i.
-func render(b []byte, s string, i int) []byte {
+// render appends s with its first change at byte i; open says whether a
+// literal Open is escaped (String) or left alone (MarkHidden).
+func render(b []byte, s string, i int, open bool) []byte {
 	limit := -1
 	if len(s) > ExactBytes {
 		limit = MaxMarkBytes
@@ -67,7 +81,7 @@ func render(b []byte, s string, i int) []byte {
 		} else {
 			b = appendMark(b, s[i:end], limit)
 		}
-		j := next(s, end)
+		j := scan(s, end, open)
 		if j < 0 {
 			return append(b, s[end:]...)
 		}
@@ -193,4 +207,31 @@ func closeCut(b []byte, rest string, first bool) []byte {
 	b = strconv.AppendInt(b, int64(utf8.RuneCountInString(rest)), 10)
 	b = append(b, " more"...)
 	return append(b, Close...)
+}
+
+// Quote returns s in double quotes for a message that is rendered under the
+// rule afterwards (an error message, a warning): '"' and '\\' are escaped,
+// and tab, line feed and carriage return written as \t, \n and \r, as
+// strconv.Quote writes them; every other character is left as it is, so the
+// rendering shows a hidden one as its mark. (strconv.Quote would write
+// \u200b, which reads as nothing to a person and as the character to a
+// model.)
+func Quote(s string) string {
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(append(b, '"'))
 }

@@ -184,7 +184,11 @@ func joinsLetters(s string, i, size int) bool {
 
 // next returns the byte offset of the first code point at or after from that
 // the rule changes (a hidden character or a literal Open), or -1.
-func next(s string, from int) int {
+func next(s string, from int) int { return scan(s, from, true) }
+
+// scan is next; open says whether a literal Open counts (MarkHidden leaves
+// it alone).
+func scan(s string, from int, open bool) int {
 	for i := from; i < len(s); {
 		// Eight bytes of printable ASCII at a time: most text is.
 		for i+8 <= len(s) && plainWord(s[i:i+8]) {
@@ -206,11 +210,12 @@ func next(s string, from int) int {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r >= 0x80 && (r == openRune || candidate(r) && r != utf8.RuneError) {
+		if candidate(r) {
 			if r == openRune {
-				return i
-			}
-			if h, _ := hiddenAt(s, i); h {
+				if open {
+					return i
+				}
+			} else if h, _ := hiddenAt(s, i); h {
 				return i
 			}
 		}
@@ -232,6 +237,9 @@ func plainWord(w string) bool {
 
 // Clean reports whether s renders unchanged: nothing hidden, no literal "⟦".
 func Clean(s string) bool { return next(s, 0) < 0 }
+
+// CleanHidden reports whether MarkHidden leaves s unchanged: nothing hidden.
+func CleanHidden(s string) bool { return scan(s, 0, false) < 0 }
 
 // Hidden reports whether the code point at byte offset i of s is one the rule
 // replaces with a mark, and its size in bytes. It is the rule's predicate,
