@@ -15,21 +15,18 @@ const ellipsis = "…"
 // run whose mark does not fit in what is left gets a shorter mark (listing
 // less, counting the rest), or, when not even that fits, ends the prefix.
 func AppendPrefix(b []byte, s string, max int) ([]byte, int, bool) {
-	limit := -1
-	if len(s) > ExactBytes {
-		limit = MaxMarkBytes
-	}
+	return Rule{}.AppendPrefix(b, s, max)
+}
+
+// AppendPrefix is the package's AppendPrefix under r. A hidden HTML part's
+// mark is whole or left out.
+func (r Rule) AppendPrefix(b []byte, s string, max int) ([]byte, int, bool) {
+	c, changed := r.changes(s, true)
 	used, consumed := 0, 0
-	var scratch [256]byte
-	for i := 0; i < len(s); {
-		j := next(s, i)
-		end := len(s)
-		if j >= 0 {
-			end = j
-		}
+	plain := func(i, end int) (int, bool) {
 		for i < end {
 			if used == max {
-				return b, consumed, false
+				return i, false
 			}
 			_, size := utf8.DecodeRuneInString(s[i:])
 			b = append(b, s[i:i+size]...)
@@ -37,24 +34,36 @@ func AppendPrefix(b []byte, s string, max int) ([]byte, int, bool) {
 			used++
 			consumed++
 		}
-		if j < 0 {
+		return i, true
+	}
+	if !changed {
+		_, whole := plain(0, len(s))
+		return b, consumed, whole
+	}
+	var scratch [256]byte
+	for i := 0; i < len(s); {
+		start, stop, mark, ok := c.next(i)
+		end := len(s)
+		if ok {
+			end = start
+		}
+		var fits bool
+		if i, fits = plain(i, end); !fits {
+			return b, consumed, false
+		}
+		if !ok {
 			break
 		}
-		stop := runEnd(s, j)
-		var m []byte
-		if stop == j {
-			m, stop = append(scratch[:0], escapedOpen...), j+len(Open)
-		} else {
-			m = appendMark(scratch[:0], s[j:stop], limit)
-		}
+		m := mark
 		n := utf8.RuneCount(m)
 		if used+n > max {
-			if s[j] == Open[0] && stop == j+len(Open) {
-				return b, consumed, false
+			run := s[start:stop]
+			hidden, _ := hiddenAt(s, start)
+			if !hidden {
+				return b, consumed, false // a literal Open or an HTML part: whole or not at all
 			}
 			// A shorter mark: its items may take what is left after the
 			// prefix, the close and the count of what it leaves out.
-			run := s[j:stop]
 			room := max - used - len(hiddenPrefix) - len(Close) - len(cutNote) - len(" more") -
 				len(strconv.Itoa(utf8.RuneCountInString(run)))
 			if room < len("U+XXXX") {
@@ -67,7 +76,7 @@ func AppendPrefix(b []byte, s string, max int) ([]byte, int, bool) {
 		}
 		b = append(b, m...)
 		used += n
-		consumed += utf8.RuneCountInString(s[j:stop])
+		consumed += utf8.RuneCountInString(s[start:stop])
 		i = stop
 	}
 	return b, consumed, true
@@ -77,18 +86,21 @@ func AppendPrefix(b []byte, s string, max int) ([]byte, int, bool) {
 // otherwise the rendering of a prefix followed by "…", n code points at most
 // in all, and true. It is the rendering's counterpart of a plain cut: marks
 // are whole, and the code points counted are the ones shown.
-func Cut(s string, n int) (string, bool) {
+func Cut(s string, n int) (string, bool) { return Rule{}.Cut(s, n) }
+
+// Cut is the package's Cut under r.
+func (r Rule) Cut(s string, n int) (string, bool) {
 	if n < 1 {
 		return "", s != ""
 	}
-	if next(s, 0) < 0 {
+	if r.Clean(s) {
 		return cutPlain(s, n)
 	}
-	b, _, whole := AppendPrefix(make([]byte, 0, len(s)+32), s, n)
+	b, _, whole := r.AppendPrefix(make([]byte, 0, len(s)+32), s, n)
 	if whole {
 		return string(b), false
 	}
-	b, _, _ = AppendPrefix(b[:0], s, n-1)
+	b, _, _ = r.AppendPrefix(b[:0], s, n-1)
 	return string(b) + ellipsis, true
 }
 
@@ -159,41 +171,48 @@ func Note(n int) string {
 
 // JSONShown returns how many code points of s are wholly shown by the first
 // shown code points of AppendJSON(nil, s) (its opening quote included). A
-// mark counts for the run it stands for, and only when shown whole.
-func JSONShown(s string, shown int) int {
-	limit := -1
-	if len(s) > ExactBytes {
-		limit = MaxMarkBytes
-	}
+// mark counts for what it stands for, and only when shown whole.
+func JSONShown(s string, shown int) int { return Rule{}.JSONShown(s, shown) }
+
+// JSONShown is the package's JSONShown under r.
+func (r Rule) JSONShown(s string, shown int) int {
+	c, changed := r.changes(s, true)
 	used, count := 1, 0 // the opening quote
-	var scratch [256]byte
-	for i := 0; i < len(s) && used < shown; {
-		h, size := hiddenAt(s, i)
-		switch {
-		case h:
-			end := runEnd(s, i)
-			m := appendMark(scratch[:0], s[i:end], limit)
-			if used += jsonWidth(string(m)); used > shown {
-				return count
+	plain := func(i, end int) (int, bool) {
+		for i < end {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			w := jsonWidth(s[i : i+size])
+			if size == 1 && s[i] >= utf8.RuneSelf { // invalid UTF-8, written \ufffd
+				w = len(`\ufffd`)
 			}
-			count += utf8.RuneCountInString(s[i:end])
-			i = end
-			continue
-		case strings.HasPrefix(s[i:], Open):
-			if used += len(escapedOpen) - 2*(len(Open)-1); used > shown {
-				return count
+			if used+w > shown {
+				return i, false
 			}
-		case size == 1 && s[i] >= utf8.RuneSelf: // invalid UTF-8, written \ufffd
-			if used += len(`\ufffd`); used > shown {
-				return count
-			}
-		default:
-			if used += jsonWidth(s[i : i+size]); used > shown {
-				return count
-			}
+			used += w
+			count++
+			i += size
 		}
-		count++
-		i += size
+		return i, true
+	}
+	if !changed {
+		plain(0, len(s))
+		return count
+	}
+	for i := 0; i < len(s); {
+		start, stop, mark, ok := c.next(i)
+		end := len(s)
+		if ok {
+			end = start
+		}
+		var fits bool
+		if i, fits = plain(i, end); !fits || !ok {
+			return count
+		}
+		if used += jsonWidth(string(mark)); used > shown {
+			return count
+		}
+		count += utf8.RuneCountInString(s[start:stop])
+		i = stop
 	}
 	return count
 }

@@ -29,13 +29,13 @@ func jsonText(src []byte, open bool) []byte {
 		if suspect {
 			var s string
 			if json.Unmarshal(src[i:end], &s) == nil {
-				if k := scan(s, 0, open); k >= 0 {
+				if c, changed := (Rule{}).changes(s, open); changed {
 					if out == nil {
 						out = make([]byte, 0, len(src)+64)
 					}
 					out = append(out, src[last:i]...)
 					var buf [256]byte
-					out = jsonw.AppendString(out, string(render(buf[:0], s, k, open)))
+					out = jsonw.AppendString(out, string(c.render(buf[:0])))
 					last = end
 				}
 			}

@@ -21,14 +21,26 @@ const (
 // escapedOpen is how a literal Open is written.
 const escapedOpen = Open + "U+27E6" + Close
 
+// A Rule renders text for a model. The zero Rule is the character rule:
+// runs of hidden characters become marks. With HTML set it also names, as
+// hidden, the parts of an HTML text a mail reader would not show (see
+// htmlSpans); use it for the values of text fields (bodies, snippets), never
+// for names and identifiers, whose marks must decode.
+type Rule struct {
+	HTML bool
+}
+
 // String returns s as a model may see it: s itself when nothing in it is
 // hidden, else s with each run of hidden characters replaced by its mark.
-func String(s string) string {
-	i := next(s, 0)
-	if i < 0 {
+func String(s string) string { return Rule{}.String(s) }
+
+// String is the package's String under r.
+func (r Rule) String(s string) string {
+	c, ok := r.changes(s, true)
+	if !ok {
 		return s
 	}
-	return string(render(make([]byte, 0, len(s)+32), s, i, true))
+	return string(c.render(make([]byte, 0, len(s)+32)))
 }
 
 // MarkHidden is String for text assembled from pieces already rendered (a
@@ -37,58 +49,113 @@ func String(s string) string {
 // net behind the rendering of each string, not a replacement for it: only
 // String keeps a literal "⟦" of the source from reading as a mark.
 func MarkHidden(s string) string {
-	i := scan(s, 0, false)
-	if i < 0 {
+	c, ok := Rule{}.changes(s, false)
+	if !ok {
 		return s
 	}
-	return string(render(make([]byte, 0, len(s)+32), s, i, false))
+	return string(c.render(make([]byte, 0, len(s)+32)))
 }
 
 // Append appends String(s) to b.
 func Append(b []byte, s string) []byte {
-	i := next(s, 0)
-	if i < 0 {
+	c, ok := Rule{}.changes(s, true)
+	if !ok {
 		return append(b, s...)
 	}
-	return render(b, s, i, true)
+	return c.render(b)
 }
 
 // AppendJSON appends String(s) as a JSON string literal (jsonw.AppendString's
 // escaping): JSON text shown to a model holds marks, never a \u escape of a
 // hidden character.
-func AppendJSON(b []byte, s string) []byte {
-	i := next(s, 0)
-	if i < 0 {
+func AppendJSON(b []byte, s string) []byte { return Rule{}.AppendJSON(b, s) }
+
+// AppendJSON is the package's AppendJSON under r.
+func (r Rule) AppendJSON(b []byte, s string) []byte {
+	c, ok := r.changes(s, true)
+	if !ok {
 		return jsonw.AppendString(b, s)
 	}
 	var buf [256]byte
-	return jsonw.AppendString(b, string(render(buf[:0], s, i, true)))
+	return jsonw.AppendString(b, string(c.render(buf[:0])))
 }
 
-// render appends s with its first change at byte i; open says whether a
-// literal Open is escaped (String) or left alone (MarkHidden).
-func render(b []byte, s string, i int, open bool) []byte {
+// Clean reports whether r renders s unchanged.
+func (r Rule) Clean(s string) bool {
+	_, changed := r.changes(s, true)
+	return !changed
+}
+
+// changes readies the walk over what r changes in s; false when nothing.
+// open says whether a literal Open is escaped (String) or left alone
+// (MarkHidden).
+func (r Rule) changes(s string, open bool) (*changes, bool) {
+	first := scan(s, 0, open)
+	var spans []span
+	if r.HTML {
+		spans = htmlSpans(s)
+	}
+	if first < 0 && len(spans) == 0 {
+		return nil, false
+	}
 	limit := -1
 	if len(s) > ExactBytes {
 		limit = MaxMarkBytes
 	}
-	b = append(b, s[:i]...)
-	for i >= 0 {
-		end := runEnd(s, i)
-		if end == i { // a literal Open
-			b = append(b, escapedOpen...)
-			end = i + len(Open)
-		} else {
-			b = appendMark(b, s[i:end], limit)
-		}
-		j := scan(s, end, open)
-		if j < 0 {
-			return append(b, s[end:]...)
-		}
-		b = append(b, s[end:j]...)
-		i = j
+	return &changes{s: s, open: open, spans: spans, limit: limit, first: first}, true
+}
+
+// changes walks the changes the rule makes in s, in order: runs of hidden
+// characters, literal Opens, hidden HTML parts.
+type changes struct {
+	s     string
+	open  bool
+	spans []span
+	limit int // the marks' item bound (appendMark)
+	first int // the first hidden character or Open, or -1
+	buf   [256]byte
+}
+
+// next returns the first change at or after byte i: where it starts and
+// ends in s, and its mark (valid until the next call); ok is false when
+// there is none.
+func (c *changes) next(i int) (start, end int, mark []byte, ok bool) {
+	j := c.first
+	if j < i {
+		j = scan(c.s, i, c.open)
 	}
-	return b
+	for len(c.spans) > 0 && c.spans[0].start < i {
+		c.spans = c.spans[1:]
+	}
+	// A hidden HTML part starts at a "<", which no run of hidden
+	// characters holds, so the two never overlap at their starts.
+	if len(c.spans) > 0 && (j < 0 || c.spans[0].start <= j) {
+		sp := c.spans[0]
+		c.spans = c.spans[1:]
+		return sp.start, sp.end, append(c.buf[:0], sp.mark...), true
+	}
+	if j < 0 {
+		return 0, 0, nil, false
+	}
+	end = runEnd(c.s, j)
+	if end == j { // a literal Open
+		return j, j + len(Open), append(c.buf[:0], escapedOpen...), true
+	}
+	return j, end, appendMark(c.buf[:0], c.s[j:end], c.limit), true
+}
+
+// render appends the rendering of c's string.
+func (c *changes) render(b []byte) []byte {
+	i := 0
+	for {
+		start, end, mark, ok := c.next(i)
+		if !ok {
+			return append(b, c.s[i:]...)
+		}
+		b = append(b, c.s[i:start]...)
+		b = append(b, mark...)
+		i = end
+	}
 }
 
 // runEnd returns the end of the run of hidden characters starting at i (i
