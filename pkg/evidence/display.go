@@ -219,7 +219,7 @@ type Marked struct {
 // Mark normalises s for Snippet and PlainSnippet.
 func Mark(s string) Marked {
 	norm := balanceMarks(s)
-	return Marked{norm: norm, shown: visible.String(norm)}
+	return Marked{norm: norm, shown: visible.Text.String(norm)}
 }
 
 // Text is the text m was made from, normalised, without its <mark> tags and

@@ -177,7 +177,7 @@ func (c *JSONCut) continueMember(id string, members []member, i, p int) int {
 		if m.node.kind == kindString {
 			if m.node.raw == "" || m.node.raw[0] != '"' || m.node.hidden() {
 				// Rendered under the visible rule, not copied.
-				offset = visible.JSONShown(m.node.str, offset)
+				offset = visible.Text.JSONShown(m.node.str, offset)
 			} else {
 				offset = rawCharsShown(m.node.raw, offset)
 			}

@@ -352,7 +352,7 @@ func (r *renderer) str(b []byte, n *node) []byte {
 		limit *= keyStrFactor
 	}
 	if limit > 0 && n.chars > limit+cutSlack {
-		cut, _ := visible.Cut(n.str, limit)
+		cut, _ := visible.Text.Cut(n.str, limit)
 		r.n.cutValues++
 		b = jsonw.AppendString(b, cut)
 		b = append(b[:len(b)-1], '[') // reopen the string for the length note
@@ -361,18 +361,18 @@ func (r *renderer) str(b []byte, n *node) []byte {
 	}
 	if n.raw == "" || n.raw[0] != '"' || n.hidden() {
 		// The source literal may spell a hidden character as an escape.
-		return visible.AppendJSON(b, n.str)
+		return visible.Text.AppendJSON(b, n.str)
 	}
 	return append(b, n.raw...)
 }
 
 // hidden reports whether a string node's value holds something the visible
-// rule changes; the answer is kept, since a record is rendered at several
-// limits.
+// rule for text values (visible.Text) changes; the answer is kept, since a
+// record is rendered at several limits.
 func (n *node) hidden() bool {
 	if n.vis == visUnknown {
 		n.vis = visClean
-		if !visible.Clean(n.str) {
+		if !visible.Text.Clean(n.str) {
 			n.vis = visChanged
 		}
 	}

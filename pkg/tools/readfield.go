@@ -509,16 +509,17 @@ func idError(param string, err error) error {
 	return te
 }
 
-// shownText renders the text of a window under the visible rule within
+// shownText renders the text of a window under the visible rule for text
+// values (hidden characters and hidden HTML parts marked) within
 // limit code points: the rendering, how many code points of text it shows,
 // and whether that is all of them. Marks are longer than the characters they
 // stand for; a window they would push over its limit ends early instead, and
 // the next read starts where it ends.
 func shownText(text string, limit int) (string, int, bool) {
-	if visible.Clean(text) {
+	if visible.Text.Clean(text) {
 		return text, evidence.Len(text), true
 	}
-	b, n, whole := visible.AppendPrefix(make([]byte, 0, len(text)+64), text, limit)
+	b, n, whole := visible.Text.AppendPrefix(make([]byte, 0, len(text)+64), text, limit)
 	return string(b), n, whole
 }
 

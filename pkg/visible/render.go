@@ -30,6 +30,10 @@ type Rule struct {
 	HTML bool
 }
 
+// Text is the rule for the values of text fields: mail bodies, snippets,
+// record values shown as JSON.
+var Text = Rule{HTML: true}
+
 // String returns s as a model may see it: s itself when nothing in it is
 // hidden, else s with each run of hidden characters replaced by its mark.
 func String(s string) string { return Rule{}.String(s) }
