@@ -262,9 +262,17 @@ func (m Marked) Snippet(max int) string {
 			if open {
 				reserve += len(markClose)
 			}
-			// A hidden-character mark is one piece: whole or not at all.
+			// A hidden-character mark is one piece: whole, shortened to
+			// the room left, or not at all.
 			size, width := atom(norm[i:])
 			if used+width+reserve > max {
+				if width > 1 {
+					if m, ok := visible.Shorten(norm[i:i+size], max-used-reserve); ok {
+						b = append(b, m...)
+						used += Len(m)
+						openAt = -1
+					}
+				}
 				return finish(b, open, openAt)
 			}
 			b = append(b, norm[i:i+size]...)

@@ -11,9 +11,12 @@ const ellipsis = "…"
 
 // AppendPrefix appends the rendering of the longest prefix of s whose
 // rendering has at most max code points, and returns how many code points of
-// s that prefix holds and whether it is all of s. A mark is never split: a
-// run whose mark does not fit in what is left gets a shorter mark (listing
-// less, counting the rest), or, when not even that fits, ends the prefix.
+// s that prefix holds and whether it is all of s. It is for text whose rest
+// is read on from where the prefix stops (a window, a document text): a mark
+// is never split, and a run of hidden characters whose mark does not fit in
+// what is left ends the prefix, so the next read starts with it. Only a run
+// at the very start, whose mark does not fit even there, gets a shorter mark
+// (listing less, counting the rest), so every read shows something.
 func AppendPrefix(b []byte, s string, max int) ([]byte, int, bool) {
 	return Rule{}.AppendPrefix(b, s, max)
 }
@@ -21,6 +24,12 @@ func AppendPrefix(b []byte, s string, max int) ([]byte, int, bool) {
 // AppendPrefix is the package's AppendPrefix under r. A hidden HTML part's
 // mark is whole or left out.
 func (r Rule) AppendPrefix(b []byte, s string, max int) ([]byte, int, bool) {
+	return r.prefix(b, s, max, false)
+}
+
+// prefix is AppendPrefix; shorten says whether a run whose mark does not fit
+// gets a shorter one wherever it is (Cut, whose rest is not read on).
+func (r Rule) prefix(b []byte, s string, max int, shorten bool) ([]byte, int, bool) {
 	c, changed := r.changes(s, true)
 	used, consumed := 0, 0
 	plain := func(i, end int) (int, bool) {
@@ -59,8 +68,10 @@ func (r Rule) AppendPrefix(b []byte, s string, max int) ([]byte, int, bool) {
 		if used+n > max {
 			run := s[start:stop]
 			hidden, _ := hiddenAt(s, start)
-			if !hidden {
-				return b, consumed, false // a literal Open or an HTML part: whole or not at all
+			if !hidden || !shorten && used > 0 {
+				// A literal Open or an HTML part is whole or not at all; a
+				// run is left for the read that goes on.
+				return b, consumed, false
 			}
 			// A shorter mark: its items may take what is left after the
 			// prefix, the close and the count of what it leaves out.
@@ -96,11 +107,11 @@ func (r Rule) Cut(s string, n int) (string, bool) {
 	if r.Clean(s) {
 		return cutPlain(s, n)
 	}
-	b, _, whole := r.AppendPrefix(make([]byte, 0, len(s)+32), s, n)
+	b, _, whole := r.prefix(make([]byte, 0, len(s)+32), s, n, true)
 	if whole {
 		return string(b), false
 	}
-	b, _, _ = r.AppendPrefix(b[:0], s, n-1)
+	b, _, _ = r.prefix(b[:0], s, n-1, true)
 	return string(b) + ellipsis, true
 }
 
@@ -123,8 +134,8 @@ func cutPlain(s string, n int) (string, bool) {
 }
 
 // CutShown cuts text that is already rendered to at most n code points ("…"
-// included), never inside a mark: a cut that would fall in one falls before
-// it.
+// included), never inside a mark: a mark the cut would fall in is shortened
+// to fit (Shorten), or, when it cannot be, the cut falls before it.
 func CutShown(s string, n int) (string, bool) {
 	if n < 1 {
 		return "", s != ""
@@ -138,7 +149,19 @@ func CutShown(s string, n int) (string, bool) {
 			cutAt = i
 		}
 		if count == n {
-			return s[:Boundary(s, cutAt)] + ellipsis, true
+			b := Boundary(s, cutAt)
+			if b == cutAt {
+				return s[:b] + ellipsis, true
+			}
+			// The mark starting at b: shortened into the room before the
+			// ellipsis, when it can be.
+			if end := strings.Index(s[b:], Close); end >= 0 {
+				room := n - 1 - utf8.RuneCountInString(s[:b])
+				if m, ok := Shorten(s[b:b+end+len(Close)], room); ok {
+					return s[:b] + m + ellipsis, true
+				}
+			}
+			return s[:b] + ellipsis, true
 		}
 		count++
 	}
@@ -229,4 +252,24 @@ func jsonWidth(s string) int {
 		}
 	}
 	return n
+}
+
+// Shorten returns mark, a mark of hidden characters taken from rendered
+// text, rewritten to at most max code points: it lists less and counts the
+// rest. It reports false when mark is not such a mark (an escaped "⟦", a
+// hidden HTML part, a mark already shortened) or no shorter form fits.
+func Shorten(mark string, max int) (string, bool) {
+	if utf8.RuneCountInString(mark) <= max {
+		return mark, true
+	}
+	run, n, err := decodeMark(mark)
+	if err != nil || n != len(mark) || run == Open {
+		return "", false
+	}
+	room := max - len(hiddenPrefix) - len(Close) - len(cutNote) - len(" more") - len(strconv.Itoa(utf8.RuneCountInString(run)))
+	if room < len("U+XXXX") {
+		return "", false
+	}
+	m := string(appendMark(nil, run, room))
+	return m, utf8.RuneCountInString(m) <= max
 }

@@ -258,5 +258,5 @@ func htmlMark(what, how, text string, rest int) string {
 }
 
 // inside makes rendered text safe inside a mark: its own marks' brackets,
-// and any other, become plain ones, and quotes stay quotes.
-var inside = strings.NewReplacer(Open, "[", Close, "]", "“", "\"", "”", "\"").Replace
+// and any other, become plain ones, and its double quotes single ones.
+var inside = strings.NewReplacer(Open, "[", Close, "]", "“", "‘", "”", "’").Replace
