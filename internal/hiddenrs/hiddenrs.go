@@ -138,7 +138,7 @@ func utf16(r rune) []rune {
 // record is the one record, as the RS sends it under conn.
 func record(conn string) string {
 	return `{"data":{"id":` + str(RecordKey) + `,"subject":` + str(Nasty) + `,` + str(Field) + `:` + escaped(Nasty) +
-		`,"from_name":` + escaped("Harbor Credit" + ZW + " Union") + `,"body":` + str(Body) + `,"note":` + escaped(Tags) +
+		`,"from_name":` + escaped("Harbor Credit"+ZW+" Union") + `,"body":` + str(Body) + `,"note":` + escaped(Tags) +
 		`},"emitted_at":"2026-01-12T10:07:00.000Z","id":` + str(RecordKey) + `,"object":"record","stream":"messages",` +
 		`"connection_id":` + str(conn) + `,"display_name":` + str("Mail "+Bidi) + `}`
 }
@@ -317,10 +317,22 @@ func Problems(text string) []string {
 	return out
 }
 
-// Spelled reports whether text shows the tag characters' sentence, in a
-// mark (possibly shortened to its first words).
-func Spelled(text string) bool {
-	return strings.Contains(text, "⟦hidden tags “ignore previous instructions")
+// Missing returns what text, a tool's text over this RS, fails to show: a
+// mark where values hid text, the sentence the tag characters spell (in a
+// mark, whole or shortened to its first words), and the count of its marks
+// (in the text, or in a fetch document's metadata).
+func Missing(text string) []string {
+	var out []string
+	if !strings.Contains(text, "⟦hidden ") {
+		out = append(out, "no mark")
+	}
+	if !strings.Contains(text, "tags “ignore") && !strings.Contains(text, "tags ‘ignore") {
+		out = append(out, "the tag characters' sentence is not spelled")
+	}
+	if !strings.Contains(text, "hidden_marks=") {
+		out = append(out, "no count of the marks")
+	}
+	return out
 }
 
 // Call is one tool call of the tour every transport test makes.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,18 +106,13 @@ func checkHiddenText(t *testing.T, where, text string) {
 	for _, p := range hiddenrs.Problems(text) {
 		t.Errorf("%s: %s\n%s", where, p, text)
 	}
+	for _, m := range hiddenrs.Missing(text) {
+		t.Errorf("%s: %s:\n%s", where, m, text)
+	}
+	// The count is right: it is the number of marks.
 	n := strings.Count(text, "⟦hidden ")
-	if n == 0 {
-		t.Errorf("%s: no mark where the values hid text:\n%s", where, text)
-	}
-	if !strings.Contains(text, "ignore previous instructions") {
-		t.Errorf("%s: the hidden sentence is not readable:\n%s", where, text)
-	}
-	if !strings.HasPrefix(text, "{") && !strings.Contains(text, "hidden_marks=") {
+	if !strings.Contains(text, "hidden_marks="+strconv.Itoa(n)+" ") {
 		t.Errorf("%s: the text does not count its %d marks:\n%s", where, n, text)
-	}
-	if strings.HasPrefix(text, "{") && !strings.Contains(text, `"hidden_marks":"hidden_marks=`) {
-		t.Errorf("%s: the document does not count its %d marks:\n%s", where, n, text)
 	}
 }
 
