@@ -135,17 +135,28 @@ func utf16(r rune) []rune {
 	return []rune{0xD800 + r>>10, 0xDC00 + r&0x3ff}
 }
 
-// record is the one record, as the RS sends it under conn.
-func record(conn string) string {
-	return `{"data":{"id":` + str(RecordKey) + `,"subject":` + str(Nasty) + `,` + str(Field) + `:` + escaped(Nasty) +
+// record is a record, as the RS sends it under conn; key is RecordKey for
+// the one every read finds.
+func record(conn, key string) string {
+	return `{"data":{"id":` + str(key) + `,"subject":` + str(Nasty) + `,` + str(Field) + `:` + escaped(Nasty) +
 		`,"from_name":` + escaped("Harbor Credit"+ZW+" Union") + `,"body":` + str(Body) + `,"note":` + escaped(Tags) +
-		`},"emitted_at":"2026-01-12T10:07:00.000Z","id":` + str(RecordKey) + `,"object":"record","stream":"messages",` +
+		`},"emitted_at":"2026-01-12T10:07:00.000Z","id":` + str(key) + `,"object":"record","stream":"messages",` +
 		`"connection_id":` + str(conn) + `,"display_name":` + str("Mail "+Bidi) + `}`
 }
 
-// Record returns the body of the records list, as sent.
-func Record() string {
-	return `{"object":"list","has_more":false,"data":[` + record(Conn) + `],"meta":{"count":{"kind":"exact","value":1},"warnings":[]}}`
+// Pages is how many records a page of records, and hits a search, hold:
+// more than a bounded text can show whole.
+const Pages = 8
+
+// Record returns the body of a records list of n records, as sent: the
+// record every read finds, then others like it.
+func Record(n int) string {
+	rows := []string{record(Conn, RecordKey)}
+	for i := 2; i <= n; i++ {
+		rows = append(rows, record(Conn, "m"+ZW+strconv.Itoa(i)))
+	}
+	return `{"object":"list","has_more":false,"data":[` + strings.Join(rows, ",") + `],"meta":{"count":{"kind":"exact","value":` +
+		strconv.Itoa(n) + `},"warnings":[]}}`
 }
 
 func schema(stream string) string {
@@ -200,7 +211,11 @@ func search(conn string) string {
 			`"evidence_excerpts":[{"field_path":` + str(Field) + `,"object":"evidence_excerpt","preview_text":` + escaped("<mark>Re</mark>: "+Nasty) + `,"truncated":true}],` +
 			`"score":{"kind":"bm25","order":"lower_is_better","value":-3.5}}`
 	}
-	hits := hit(Conn) + "," + hit(HiddenConn)
+	var all []string
+	for i := 0; i < Pages; i++ {
+		all = append(all, hit(Conn), hit(HiddenConn))
+	}
+	hits := strings.Join(all, ",")
 	if conn != "" {
 		hits = hit(conn)
 	}
@@ -244,7 +259,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/v1/streams/"+Broken+"/"):
 		fail(w, 400, "invalid_request", "stream "+Broken+" refused: "+Nasty, "stre"+ZW+"am")
 	case path == "/v1/streams/messages/records":
-		answer(Record())
+		n := Pages
+		if l, err := strconv.Atoi(q.Get("limit")); err == nil && l > 0 && l < n {
+			n = l
+		}
+		answer(Record(n))
 	case path == "/v1/streams/"+Paged+"/records":
 		answer(`{"object":"list","has_more":true,"next_cursor":` + str("abc"+ZW+"def") + `,"data":[]}`)
 	case path == "/v1/streams/messages/aggregate":
@@ -260,7 +279,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			if conn != "" {
 				c = conn
 			}
-			answer(record(c))
+			answer(record(c, RecordKey))
 			return
 		}
 		switch f := q.Get("field"); f {
@@ -321,12 +340,12 @@ func Problems(text string) []string {
 // mark where values hid text, the sentence the tag characters spell (in a
 // mark, whole or shortened to its first words), and the count of its marks
 // (in the text, or in a fetch document's metadata).
-func Missing(text string) []string {
+func Missing(text string, terse bool) []string {
 	var out []string
 	if !strings.Contains(text, "⟦hidden ") {
 		out = append(out, "no mark")
 	}
-	if !strings.Contains(text, "tags “ignore") && !strings.Contains(text, "tags ‘ignore") {
+	if !terse && !strings.Contains(text, "tags “ignore") && !strings.Contains(text, "tags ‘ignore") {
 		out = append(out, "the tag characters' sentence is not spelled")
 	}
 	if !strings.Contains(text, "hidden_marks=") {
@@ -341,6 +360,9 @@ type Call struct {
 	Args map[string]any
 	// Error: the answer is an error result.
 	Error bool
+	// Terse: the text is bounded tightly enough that marks may be
+	// shortened past the tag characters' words (Missing with terse).
+	Terse bool
 }
 
 // Calls are the calls that read every hostile answer once: each tool, and
@@ -349,7 +371,8 @@ func Calls(id string) []Call {
 	return []Call{
 		{Tool: "schema"},
 		{Tool: "schema", Args: map[string]any{"stream": "messages"}},
-		{Tool: "query_records", Args: map[string]any{"stream": "messages"}},
+		{Tool: "query_records", Args: map[string]any{"stream": "messages", "limit": 1}},
+		{Tool: "query_records", Args: map[string]any{"stream": "messages"}, Terse: true},
 		{Tool: "aggregate", Args: map[string]any{"stream": "messages", "metric": "count", "group_by": "from_name"}},
 		{Tool: "search", Args: map[string]any{"q": "invoice"}},
 		{Tool: "fetch", Args: map[string]any{"id": id}},

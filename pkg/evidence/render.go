@@ -23,12 +23,14 @@ type counts struct {
 	cutValues  int // strings shortened to limits.str
 	cutEntries int // object or array entries left out (including too-deep values)
 	binary     int // binary values rendered as metadata
+	marks      int // hidden-character marks (visible.Count) in the text
 }
 
 func (c *counts) add(o counts) {
 	c.cutValues += o.cutValues
 	c.cutEntries += o.cutEntries
 	c.binary += o.binary
+	c.marks += o.marks
 }
 
 // cutSlack: a string is only shortened when that saves more than the

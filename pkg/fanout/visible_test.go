@@ -57,7 +57,7 @@ func TestHiddenTextFanout(t *testing.T) {
 			for _, p := range hiddenrs.Problems(text.String()) {
 				t.Errorf("%s: %s\n%s", where, p, text.String())
 			}
-			for _, m := range hiddenrs.Missing(text.String()) {
+			for _, m := range hiddenrs.Missing(text.String(), call.Terse) {
 				t.Errorf("%s: %s:\n%s", where, m, text.String())
 			}
 		}

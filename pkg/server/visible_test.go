@@ -16,6 +16,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/hiddenrs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -76,7 +77,12 @@ func TestHiddenTextStdio(t *testing.T) {
 		if res.IsError != c.Error {
 			t.Errorf("%s: isError=%v: %s", where, res.IsError, resultText(res))
 		}
-		checkHiddenText(t, where, resultText(res))
+		checkHiddenText(t, where, resultText(res), c.Terse)
+		// Bounded texts stay within their bounds, marks and note included.
+		if limit := map[string]int{"query_records": evidence.PreviewBudget, "search": 1792}[c.Tool]; limit > 0 && !c.Error &&
+			len(resultText(res)) > limit {
+			t.Errorf("%s: %d bytes of text, over %d:\n%s", where, len(resultText(res)), limit, resultText(res))
+		}
 		// The bytes on the wire: the content blocks of the answer.
 		for _, line := range bytes.Split(bytes.TrimSpace([]byte(frames.String()[before:])), []byte("\n")) {
 			if content := gjson.GetBytes(line, "result.content"); content.Exists() {
@@ -85,7 +91,7 @@ func TestHiddenTextStdio(t *testing.T) {
 				}
 			}
 		}
-		if c.Tool == "query_records" && !c.Error {
+		if c.Tool == "query_records" && !c.Error && !c.Terse {
 			// On the wire, byte for byte.
 			data := ""
 			for _, line := range strings.Split(frames.String()[before:], "\n") {
@@ -93,20 +99,20 @@ func TestHiddenTextStdio(t *testing.T) {
 					data = d.Raw
 				}
 			}
-			if data != hiddenrs.Record() {
-				t.Errorf("structuredContent.data is not the RS's answer:\n got %s\nwant %s", data, hiddenrs.Record())
+			if data != hiddenrs.Record(1) {
+				t.Errorf("structuredContent.data is not the RS's answer:\n got %s\nwant %s", data, hiddenrs.Record(1))
 			}
 		}
 	}
 }
 
 // checkHiddenText is what every text a model reads must satisfy.
-func checkHiddenText(t *testing.T, where, text string) {
+func checkHiddenText(t *testing.T, where, text string, terse bool) {
 	t.Helper()
 	for _, p := range hiddenrs.Problems(text) {
 		t.Errorf("%s: %s\n%s", where, p, text)
 	}
-	for _, m := range hiddenrs.Missing(text) {
+	for _, m := range hiddenrs.Missing(text, terse) {
 		t.Errorf("%s: %s:\n%s", where, m, text)
 	}
 	// The count is right: it is the number of marks.

@@ -354,6 +354,9 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 		// connection_id).
 		cursorPages: !pg.hybrid && (top.nextCursor.Str != "" || !rsMore),
 	}
+	if searchMarks(a.tail, results, ladder) {
+		a.reserve = noteRoom
+	}
 	items := searchItems(results, ladder)
 	shown, withReads, size := a.fill(items, len(results))
 	larger := a.largerLists(items, shown, len(results), size, withReads)
@@ -369,7 +372,35 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 	if f := a.footer(shown, len(results), withReads, larger); f != "" {
 		b.WriteString("\n" + f)
 	}
+	if n := visible.Count(b.String()); n > 0 {
+		b.WriteString("\n" + visible.Note(n))
+	}
 	return b.String()
+}
+
+// noteRoom is the room the line counting hidden-character marks takes, for
+// any count a text can hold.
+var noteRoom = 1 + len(visible.Note(99999))
+
+// searchMarks reports whether the text of an answer may hold marks: its
+// header tail does, or a hit's title, snippet, labels or evidence read do.
+func searchMarks(tail string, results []searchResult, ladder evidence.Ladder) bool {
+	if strings.Contains(tail, visible.Open) {
+		return true
+	}
+	for _, e := range ladder.Records {
+		if len(e.FieldWindows) > 0 && (strings.Contains(e.FieldWindows[0].FieldPath, visible.Open) ||
+			strings.Contains(e.FieldWindows[0].Read.Args.Q, visible.Open)) {
+			return true
+		}
+	}
+	for _, r := range results {
+		if strings.Contains(r.Title, visible.Open) || strings.Contains(r.Snippet, visible.Open) ||
+			!visible.Clean(r.ConnectionID) || !visible.Clean(r.ConnectorKey) || !visible.Clean(r.Stream) || !visible.Clean(r.DisplayName) {
+			return true
+		}
+	}
+	return false
 }
 
 // searchTail is what follows the header's count: the page's handles
@@ -428,6 +459,9 @@ type searchAdvice struct {
 	tail                 string
 	pg                   searchPage
 	hasMore, cursorPages bool
+	// reserve is room kept for the line that counts marks (noteRoom) when
+	// the answer may hold some.
+	reserve int
 }
 
 func (a searchAdvice) header(shown, n int) string {
@@ -488,7 +522,7 @@ func (a searchAdvice) footer(shown, n int, withReads, larger bool) string {
 
 // total is the size of the answer whose listed lines take size bytes.
 func (a searchAdvice) total(size, shown, n int, withReads, larger bool) int {
-	t := len(a.header(shown, n)) + size
+	t := len(a.header(shown, n)) + size + a.reserve
 	if f := a.footer(shown, n, withReads, larger); f != "" {
 		t += 1 + len(f)
 	}

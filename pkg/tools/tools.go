@@ -190,10 +190,11 @@ func shown(res *mcp.CallToolResult) *mcp.CallToolResult {
 }
 
 // finishText is shown for one text that is not a JSON document: any hidden
-// character left marked, and the note when it holds marks.
+// character left marked, and the note when it holds marks (unless the text
+// ends with it already: a bounded text counts it in its budget).
 func finishText(s string) string {
 	s = visible.MarkHidden(s)
-	if n := visible.Count(s); n > 0 {
+	if n := visible.Count(s); n > 0 && !strings.Contains(s, "\nhidden_marks=") {
 		s += "\n" + visible.Note(n)
 	}
 	return s

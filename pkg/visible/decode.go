@@ -58,6 +58,9 @@ func decodeMark(s string) (orig string, n int, err error) {
 		return "", 0, nil
 	}
 	body := s[len(hiddenPrefix):end]
+	if i := strings.LastIndex(body, cutNote[1:]); i >= 0 && shortenedTail(body[i+len(cutNote)-1:]) {
+		return "", 0, ErrShortened
+	}
 	var b strings.Builder
 	for first := true; body != ""; first = false {
 		if !first {
@@ -67,11 +70,6 @@ func decodeMark(s string) (orig string, n int, err error) {
 			body = body[1:]
 		}
 		switch {
-		case strings.HasPrefix(body, cutNote[1:]):
-			if shortenedTail(body[len(cutNote)-1:]) {
-				return "", 0, ErrShortened
-			}
-			return "", 0, nil
 		case strings.HasPrefix(body, "tags “"):
 			rest := body[len("tags “"):]
 			q := strings.Index(rest, "”")

@@ -16,7 +16,7 @@ const (
 	// maxHTMLTokens bounds the tokens read.
 	maxHTMLTokens = 50000
 	// htmlQuoteChars bounds the text a mark quotes from a hidden part.
-	htmlQuoteChars = 120
+	htmlQuoteChars = 200
 	// htmlHowChars bounds the reason a mark gives (the hiding declaration).
 	htmlHowChars = 40
 )
@@ -239,7 +239,8 @@ func zeroLength(v string) bool {
 // become plain ones.
 func htmlMark(what, how, text string, rest int) string {
 	var b strings.Builder
-	b.WriteString(hiddenPrefix + "html " + what)
+	w, _ := cutPlain(inside(String(what)), htmlHowChars)
+	b.WriteString(hiddenPrefix + "html " + w)
 	if how != "" {
 		h, _ := cutPlain(inside(String(how)), htmlHowChars)
 		b.WriteString(" (" + h + ")")

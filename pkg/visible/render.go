@@ -197,8 +197,13 @@ func appendMark(b []byte, run string, limit int) []byte {
 			sep = 1
 		}
 		if r >= tagLo && r <= tagHi {
-			// Spell the tag characters, as many as fit.
+			// Spell the tag characters, as many as fit; with no room to
+			// spell one, still say they are tags.
 			if limit >= 0 && len(b)-start+sep+len(`tags “x”`) > limit {
+				if first && len("tags") <= limit {
+					b = append(b, "tags"...)
+					first = false
+				}
 				return closeCut(b, run[i:], first)
 			}
 			if !first {

@@ -370,3 +370,34 @@ func TestHTML(t *testing.T) {
 		t.Fatalf("JSONShown inside the mark = %d, want 2", got)
 	}
 }
+
+// FuzzText holds the rule for text values (hidden HTML parts named) for any
+// string: nothing hidden is left, no mark is left open, and the rendering
+// stays within a fixed multiple of the source.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"", "<p>x</p>", `<div style="display:none">a` + "\u200b" + `</div>`, "<!--" + tags("x") + "-->",
+		`<div hidden><div hidden>x</div>`, "<style>a{}</style>⟦", `<span style="font-size:0">⟧</span>`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Text.String(s)
+		if r, bad := hiddenIn(out); bad {
+			t.Fatalf("Text.String(%+q) = %+q still holds U+%04X", s, out, r)
+		}
+		// Every mark closes before the next one opens.
+		for rest := out; ; {
+			i := strings.Index(rest, Open)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(Open):]
+			c, o := strings.Index(rest, Close), strings.Index(rest, Open)
+			if c < 0 || o >= 0 && o < c {
+				t.Fatalf("Text.String(%+q) = %+q leaves a mark open", s, out)
+			}
+		}
+		if len(out) > 8*len(s)+512 {
+			t.Fatalf("Text.String of %d bytes grew to %d", len(s), len(out))
+		}
+	})
+}
