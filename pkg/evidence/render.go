@@ -66,16 +66,17 @@ const (
 // limits without rescanning its source.
 type node struct {
 	kind uint8
-	key  string // member name, for members of an object
+	// vis caches whether str renders unchanged (see hidden); beside kind,
+	// it takes no room of its own.
+	vis uint8
+	key string // member name, for members of an object
 	// quotedKey is key as a JSON string, computed once rather than per rendering.
 	quotedKey string
 	// raw is the source text of a scalar, string or container.
 	raw   string
 	str   string
 	chars int // code points of str
-	// vis caches whether str renders unchanged (see hidden).
-	vis  uint8
-	blob *Blob
+	blob  *Blob
 	// kids are the members or elements of a container; a blob keeps the
 	// members it was read from.
 	kids []node

@@ -58,17 +58,19 @@ func documentResult(doc hiddenNoter, extra []mcp.Content) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: "null"}}, extra...), StructuredContent: doc}
 	}
 	text = visible.MarkHiddenJSON(text)
-	if n := visible.Count(string(text)); n > 0 {
+	shown := string(text)
+	if n := visible.Count(shown); n > 0 {
 		doc.noteHidden(visible.Note(n))
 		if t, err := jsonw.MarshalNoEscape(doc); err == nil {
 			text = visible.MarkHiddenJSON(t)
+			shown = string(text)
 		}
 	}
 	enc, err := jsonw.AppendRaw(make([]byte, 0, len(text)+len(text)/16), text)
 	if err != nil {
 		return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: "null"}}, extra...), StructuredContent: doc}
 	}
-	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: string(text)}}, extra...), StructuredContent: jsonw.Encoded(enc)}
+	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: shown}}, extra...), StructuredContent: jsonw.Encoded(enc)}
 }
 
 // hiddenNoter is a document that can carry the visible rule's note.

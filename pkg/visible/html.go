@@ -34,9 +34,19 @@ var hiders = []string{"<!--", "hidden", "display", "visibility", "opacity", "fon
 	"height", "width", "<style", "<script", "<template"}
 
 // mayHide reports whether s may be HTML with parts a reader would not show.
+// A text whose only tags are search highlights (<mark>, </mark>) has none.
 func mayHide(s string) bool {
-	if len(s) > maxHTMLBytes || strings.IndexByte(s, '<') < 0 {
+	if len(s) > maxHTMLBytes {
 		return false
+	}
+	tag := false
+	for rest := s; !tag; {
+		i := strings.IndexByte(rest, '<')
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+1:]
+		tag = !strings.HasPrefix(rest, "mark>") && !strings.HasPrefix(rest, "/mark>")
 	}
 	lower := s
 	for i := 0; i < len(s); i++ {

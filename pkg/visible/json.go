@@ -2,6 +2,7 @@ package visible
 
 import (
 	"encoding/json"
+	"unsafe"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
@@ -19,14 +20,19 @@ func JSONText(src []byte) []byte { return jsonText(src, true) }
 func MarkHiddenJSON(src []byte) []byte { return jsonText(src, false) }
 
 func jsonText(src []byte, open bool) []byte {
+	// src is only read, and nothing taken from this view outlives the call.
+	text := unsafe.String(unsafe.SliceData(src), len(src))
+	if scan(text, 0, open) < 0 && !escapesHidden(text) {
+		return src
+	}
 	var out []byte // nil until the first change
 	last := 0
-	for i := 0; i < len(src); i++ {
-		if src[i] != '"' {
+	for i := 0; i < len(text); i++ {
+		if text[i] != '"' {
 			continue
 		}
-		end, suspect := stringEnd(src, i+1)
-		if suspect {
+		end := stringEnd(text, i+1)
+		if lit := text[i:end]; scan(lit, 0, open) >= 0 || escapesHidden(lit) {
 			var s string
 			if json.Unmarshal(src[i:end], &s) == nil {
 				if c, changed := (Rule{}).changes(s, open); changed {
@@ -49,20 +55,33 @@ func jsonText(src []byte, open bool) []byte {
 }
 
 // stringEnd returns the offset just past the string literal whose contents
-// start at i, and whether the literal may hold something the rule changes:
-// an escape or a byte the scan looks closer at.
-func stringEnd(b []byte, i int) (int, bool) {
-	suspect := false
-	for ; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, suspect
-		case c == '\\':
-			suspect = true
+// start at i.
+func stringEnd(s string, i int) int {
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			return i + 1
+		case '\\':
 			i++
-		case lead[c]:
-			suspect = true
 		}
 	}
-	return len(b), suspect
+	return len(s)
+}
+
+// escapesHidden reports whether JSON text s holds an escape that may spell
+// a character the rule changes: any \u escape, or \b, \f or \r (a carriage
+// return the rule marks unless a line feed follows). The escapes of quotes,
+// backslashes, slashes, tabs and line feeds spell nothing hidden.
+func escapesHidden(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		switch s[i+1] {
+		case 'u', 'b', 'f', 'r':
+			return true
+		}
+		i++
+	}
+	return false
 }
