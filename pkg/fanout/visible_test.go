@@ -2,6 +2,8 @@ package fanout_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +26,14 @@ func TestHiddenTextFanout(t *testing.T) {
 		return fanout.Member{GrantID: grant, ConnectionIDs: []string{conn}, ConnectorKey: "mail",
 			DisplayName: "Mail " + hiddenrs.Bidi, Streams: []string{"messages", hiddenrs.Broken}, RS: rsClient(t, h.URL, "tok_"+grant)}
 	}
-	c, err := fanout.New(fanout.Options{Members: []fanout.Member{member("grt_a", hiddenrs.Conn), member("grt_b"+hiddenrs.ZW, hiddenrs.HiddenConn)},
+	// A third grant whose RS does not answer: its label is quoted in the
+	// source_unavailable warnings of merged reads.
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	down := member("grt_down", "cin_down")
+	down.DisplayName = "Down " + hiddenrs.Tags
+	down.RS = rsClient(t, gone.URL, "tok_down")
+	c, err := fanout.New(fanout.Options{Members: []fanout.Member{member("grt_a", hiddenrs.Conn), member("grt_b"+hiddenrs.ZW, hiddenrs.HiddenConn), down},
 		ChildTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +65,9 @@ func TestHiddenTextFanout(t *testing.T) {
 			}
 			for _, p := range hiddenrs.Problems(text.String()) {
 				t.Errorf("%s: %s\n%s", where, p, text.String())
+			}
+			if !strings.Contains(text.String(), call.Want) {
+				t.Errorf("%s: does not show %s:\n%s", where, call.Want, text.String())
 			}
 			for _, m := range hiddenrs.Missing(text.String(), call.Terse) {
 				t.Errorf("%s: %s:\n%s", where, m, text.String())

@@ -57,6 +57,9 @@ func TestHiddenTextHosted(t *testing.T) {
 			return true
 		})
 		checkHidden(t, where, text.String(), c.Terse)
+		if !strings.Contains(text.String(), c.Want) {
+			t.Errorf("%s: does not show %s:\n%s", where, c.Want, text.String())
+		}
 		if c.Tool == "query_records" && !c.Error && !c.Terse {
 			if data := res.Get("structuredContent.data").Raw; data != hiddenrs.Record(1) {
 				t.Errorf("structuredContent.data is not the RS's answer:\n got %s\nwant %s", data, hiddenrs.Record(1))

@@ -352,3 +352,22 @@ func TestCheckConnectionID(t *testing.T) {
 		}
 	}
 }
+
+// An id holding a character a person cannot see is printed as its handle:
+// one token that spells every character, rather than a textual id the
+// visible rule would show with a mark (which has spaces).
+func TestHiddenCharacterIDIsAHandle(t *testing.T) {
+	for _, key := range []string{"m\u200b1", "m\u202e1", "m\U000E0041", "m⟦1"} {
+		id, err := New("cin_a", "messages", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := id.String()
+		if !strings.HasPrefix(s, RecordScheme) {
+			t.Errorf("%+q printed as %+q, not a handle", key, s)
+		}
+		if back, err := Parse(s); err != nil || back != id {
+			t.Errorf("%+q: %s parses to %v, %v", key, s, back, err)
+		}
+	}
+}

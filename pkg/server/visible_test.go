@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
@@ -78,6 +79,9 @@ func TestHiddenTextStdio(t *testing.T) {
 			t.Errorf("%s: isError=%v: %s", where, res.IsError, resultText(res))
 		}
 		checkHiddenText(t, where, resultText(res), c.Terse)
+		if !strings.Contains(resultText(res), c.Want) {
+			t.Errorf("%s: does not show %s:\n%s", where, c.Want, resultText(res))
+		}
 		// Bounded texts stay within their bounds, marks and note included.
 		if limit := map[string]int{"query_records": evidence.PreviewBudget, "search": 1792}[c.Tool]; limit > 0 && !c.Error &&
 			len(resultText(res)) > limit {
@@ -202,6 +206,18 @@ func TestHiddenHandlesStdio(t *testing.T) {
 	text("query_records", map[string]any{"stream": "messages", "filter": map[string]any{"from_name": key}}, false)
 	if !seen("/v1/streams/messages/records", "filter[from_name]", hiddenrs.GroupKey) {
 		t.Errorf("filter value %s did not reach the RS as %q", key, hiddenrs.GroupKey)
+	}
+
+	// A window keeps its limit with marks in it: it ends early, and the
+	// next read starts where it ends.
+	win := text("read_record_field", map[string]any{"id": id, "field_path": "subject", "limit_chars": 40}, false)
+	lines := strings.Split(win, "\n")
+	shownText := lines[len(lines)-2] // before the hidden_marks line
+	if n := utf8.RuneCountInString(shownText); n > 40 || !strings.Contains(shownText, "⟦hidden ") {
+		t.Errorf("a window of 40 shows %d code points: %q", n, shownText)
+	}
+	if next := shown(win, `next_cursor=(\d+)`); next == "40" {
+		t.Errorf("the window's marks took room, yet the next read starts at 40:\n%s", win)
 	}
 
 	if msg := text("read_record_field", map[string]any{"id": id, "field_path": "sub⟦hidden U+200B …+3 more⟧ject"}, true); !strings.Contains(msg, "invalid_arguments") || !strings.Contains(msg, "shortened") {
