@@ -298,8 +298,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// jsonEscapes matches a JSON \u escape.
-var jsonEscapes = regexp.MustCompile(`\\u([0-9a-fA-F]{4})`)
+// escapes matches a \u escape (JSON, Go), a \U escape and a \x escape (Go's
+// strconv.Quote): each spells a character a model reads as the character.
+var escapes = regexp.MustCompile(`\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2}))`)
 
 // Problems returns what is wrong with text a model would read: a character
 // a person cannot see, raw or as a JSON escape, or the forged mark read as a
@@ -322,8 +323,14 @@ func Problems(text string) []string {
 			out = append(out, "raw U+"+strconv.FormatInt(int64(r), 16)+" at byte "+strconv.Itoa(i))
 		}
 	}
-	for _, m := range jsonEscapes.FindAllStringSubmatchIndex(text, -1) {
-		v, _ := strconv.ParseUint(text[m[2]:m[3]], 16, 32)
+	for _, m := range escapes.FindAllStringSubmatchIndex(text, -1) {
+		var hex string
+		for g := 2; g < len(m); g += 2 {
+			if m[g] >= 0 {
+				hex = text[m[g]:m[g+1]]
+			}
+		}
+		v, _ := strconv.ParseUint(hex, 16, 32)
 		r := rune(v)
 		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r >= 0x7f && r <= 0x9f || r >= 0xD800 && r <= 0xDFFF ||
 			unicode.Is(unicode.Cf, r) {

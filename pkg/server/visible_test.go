@@ -95,6 +95,24 @@ func TestHiddenTextStdio(t *testing.T) {
 				}
 			}
 		}
+		// structuredContent fields that are renderings of our own follow
+		// the rule too: fetch's title and text, search's titles and
+		// snippets.
+		for _, line := range strings.Split(frames.String()[before:], "\n") {
+			sc := gjson.Get(line, "result.structuredContent")
+			var ours []gjson.Result
+			switch c.Tool {
+			case "fetch":
+				ours = []gjson.Result{sc.Get("title"), sc.Get("text")}
+			case "search":
+				ours = append(sc.Get("results.#.title").Array(), sc.Get("results.#.snippet").Array()...)
+			}
+			for _, v := range ours {
+				for _, p := range hiddenrs.Problems(v.Raw) {
+					t.Errorf("%s: structuredContent: %s in %.200s", where, p, v.Raw)
+				}
+			}
+		}
 		if c.Tool == "query_records" && !c.Error && !c.Terse {
 			// On the wire, byte for byte.
 			data := ""
