@@ -243,7 +243,8 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 	if err != nil {
 		return nil, err
 	}
-	m := blobMeta{MIMEType: b.contentType, SizeBytes: len(b.body), SHA256: b.sha256, SHA256Check: b.check()}
+	// The media type and the digest the record states are the RS's words.
+	m := blobMeta{MIMEType: visible.String(b.contentType), SizeBytes: len(b.body), SHA256: b.sha256, SHA256Check: visible.String(b.check())}
 	doc := &blobDoc{ID: a.ID, URL: blobURL(env, h, b.base)}
 	var extra []mcp.Content
 	kind := b.kind()
@@ -321,7 +322,7 @@ func (b *blobBytes) check() string {
 }
 
 func blobTitle(b *blobBytes, kind string) string {
-	return kind + " blob " + b.mediaType + " (" + strconv.Itoa(len(b.body)) + " bytes)"
+	return kind + " blob " + visible.String(b.mediaType) + " (" + strconv.Itoa(len(b.body)) + " bytes)"
 }
 
 // readBlobResource serves pdpp://blob/{connection_id}/{blob_id}: text types

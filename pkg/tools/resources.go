@@ -170,6 +170,14 @@ func readStreamResource(ctx context.Context, env *Env, uri string) (*mcp.Resourc
 	if err != nil {
 		return nil, idError("uri", err)
 	}
+	// A name a tool showed with a mark reads the stream the RS named.
+	if conn, err = visible.Decode(conn); err == nil {
+		name, err = visible.Decode(name)
+	}
+	if err != nil {
+		return nil, &toolError{Code: resultid.CodeInvalidResourceURI, Param: "uri", Message: "the stream URI " + err.Error(),
+			Next: "use a stream name as schema shows it whole"}
+	}
 	path := rs.Path("v1", "streams", name)
 	var q rs.Query
 	if conn != "" {
