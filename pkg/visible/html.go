@@ -28,35 +28,49 @@ type span struct {
 	mark       string
 }
 
-// hiders are the lower-case words without which no part of an HTML text is
-// hidden: a text holding none is not tokenized.
-var hiders = []string{"<!--", "hidden", "display", "visibility", "opacity", "font-size", "mso-hide", "transparent",
-	"height", "width", "<style", "<script", "<template"}
-
-// mayHide reports whether s may be HTML with parts a reader would not show.
-// A text whose only tags are search highlights (<mark>, </mark>) has none.
+// mayHide reports whether s may be HTML with parts a reader would not show:
+// it has a comment, or a tag that names hidden, style, script or template
+// (in any case). Each byte is looked at once; search highlights (<mark>)
+// and addresses in angle brackets (<a@b.example>) do not qualify.
 func mayHide(s string) bool {
 	if len(s) > maxHTMLBytes {
 		return false
 	}
-	tag := false
-	for rest := s; !tag; {
+	for rest := s; ; {
 		i := strings.IndexByte(rest, '<')
 		if i < 0 {
 			return false
 		}
 		rest = rest[i+1:]
-		tag = !strings.HasPrefix(rest, "mark>") && !strings.HasPrefix(rest, "/mark>")
-	}
-	lower := s
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			lower = strings.ToLower(s)
-			break
+		if strings.HasPrefix(rest, "!--") {
+			return true
+		}
+		tag := rest
+		if end := strings.IndexByte(rest, '>'); end >= 0 {
+			tag, rest = rest[:end], rest[end+1:]
+		} else {
+			rest = ""
+		}
+		for _, w := range [...]string{"hidden", "style", "script", "template"} {
+			if containsFold(tag, w) {
+				return true
+			}
 		}
 	}
-	for _, w := range hiders {
-		if strings.Contains(lower, w) {
+}
+
+// containsFold reports whether s contains word (lower-case ASCII) in any
+// case.
+func containsFold(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if s[i]|0x20 != word[0] {
+			continue
+		}
+		j := 1
+		for j < len(word) && s[i+j]|0x20 == word[j] {
+			j++
+		}
+		if j == len(word) {
 			return true
 		}
 	}
