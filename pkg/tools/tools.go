@@ -163,25 +163,20 @@ func (s *spec[A]) handler(env *Env) mcp.ToolHandler {
 
 // shown finishes the text blocks of a result under the visible rule. Each
 // string from the RS was rendered as the text was built; this marks any
-// hidden character that still got through (raw, or escaped inside a JSON
-// document), and ends a text that holds marks with the note that says how
-// many, so the model knows it is reading text written to hide something. A
-// JSON document (fetch) carries the note in its metadata instead.
+// hidden character that still got through, and ends a text that holds marks
+// with the note that says how many, so the model knows it is reading text
+// written to hide something. A JSON document (fetch) gets the same from
+// documentResult, with the note in its metadata.
 func shown(res *mcp.CallToolResult) *mcp.CallToolResult {
 	for _, c := range res.Content {
 		t, ok := c.(*mcp.TextContent)
 		if !ok {
 			continue
 		}
-		// Only fetch's document starts with "{" (documentResult).
+		// Only fetch's document starts with "{", and documentResult has
+		// passed it through the net already (as JSON, in text and
+		// structured copy alike): scanning it twice would only cost time.
 		if strings.HasPrefix(t.Text, "{") {
-			switch {
-			case visible.CleanHidden(t.Text):
-			case json.Valid([]byte(t.Text)):
-				t.Text = string(visible.MarkHiddenJSON([]byte(t.Text)))
-			default:
-				t.Text = visible.MarkHidden(t.Text)
-			}
 			continue
 		}
 		t.Text = finishText(t.Text)

@@ -190,38 +190,79 @@ func next(s string, from int) int { return scan(s, from, true) }
 // it alone).
 func scan(s string, from int, open bool) int {
 	for i := from; i < len(s); {
-		// Eight bytes of printable ASCII at a time: most text is.
-		for i+8 <= len(s) && plainWord(s[i:i+8]) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
 		c := s[i]
-		if !lead[c] {
+		switch {
+		case c < utf8.RuneSelf && !lead[c]:
+			// Printable ASCII, most text: then eight bytes at a time.
 			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
+			for i+8 <= len(s) && plainWord(s[i:i+8]) {
+				i += 8
+			}
+		case c < utf8.RuneSelf:
 			if h, _ := hiddenAt(s, i); h {
 				return i
 			}
 			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if candidate(r) {
-			if r == openRune {
-				if open {
+		case !lead[c]:
+			// A sequence that encodes nothing of interest: skipped whole.
+			i += seqLen(s, i)
+		case c < 0xF0 && i+2 < len(s) && s[i+1]&0xC0 == 0x80 && (c < 0xE0 || s[i+2]&0xC0 == 0x80):
+			// Two or three bytes, read here rather than by the decoder:
+			// most such code points are no candidate.
+			r, size := rune(c&0x1F)<<6|rune(s[i+1]&0x3F), 2
+			if c >= 0xE0 {
+				r, size = rune(c&0x0F)<<12|rune(s[i+1]&0x3F)<<6|rune(s[i+2]&0x3F), 3
+			}
+			if bmp[r>>6]&(1<<(r&63)) != 0 {
+				if r == openRune {
+					if open {
+						return i
+					}
+				} else if h, _ := hiddenAt(s, i); h {
 					return i
 				}
-			} else if h, _ := hiddenAt(s, i); h {
-				return i
 			}
+			i += size
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if candidate(r) {
+				if r == openRune {
+					if open {
+						return i
+					}
+				} else if h, _ := hiddenAt(s, i); h {
+					return i
+				}
+			}
+			i += size
 		}
-		i += size
 	}
 	return -1
+}
+
+// seqLen is the length of the UTF-8 sequence at s[i], by its lead byte,
+// when the bytes after it are continuation bytes; otherwise 1, so a byte
+// that breaks the sequence (an ESC after a lone lead byte) is still looked
+// at.
+func seqLen(s string, i int) int {
+	n := 1
+	switch c := s[i]; {
+	case c >= 0xF0:
+		n = 4
+	case c >= 0xE0:
+		n = 3
+	case c >= 0xC0:
+		n = 2
+	}
+	if i+n > len(s) {
+		return 1
+	}
+	for k := 1; k < n; k++ {
+		if s[i+k]&0xC0 != 0x80 {
+			return 1
+		}
+	}
+	return n
 }
 
 // plainWord reports whether the eight bytes of w are all printable ASCII

@@ -401,3 +401,12 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// A byte that breaks a UTF-8 sequence is still looked at.
+func TestBrokenSequence(t *testing.T) {
+	for _, s := range []string{"\xc3\x1b[31m", "\xe2\x80\x1b", "\xf1\x80\x80\u200b"} {
+		if got := String(s); !strings.Contains(got, "⟦hidden ") {
+			t.Errorf("String(%+q) = %+q: the hidden character after the broken sequence is not marked", s, got)
+		}
+	}
+}
