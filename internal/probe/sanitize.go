@@ -6,7 +6,10 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Sanitize makes server text inert on a terminal and returns how many
@@ -18,12 +21,18 @@ import (
 //   - C0 controls and DEL become their Unicode control pictures: ESC is ␛,
 //     BEL ␇, CR ␍, NUL ␀, DEL ␡;
 //   - C1 controls (U+0080–U+009F, which some terminals read as ESC-prefixed
-//     sequences: U+009B is CSI) and the bidirectional embedding, override and
-//     isolate characters (which reorder what is displayed) become ⟨U+XXXX⟩;
+//     sequences: U+009B is CSI) and every other character the server's
+//     visible rule marks (package visible: format characters such as the
+//     bidirectional overrides and isolates, which reorder what is displayed,
+//     zero-width characters, surplus variation selectors) become ⟨U+XXXX⟩,
+//     and a run of tag characters (invisible ASCII) ⟨tags “…”⟩ with what it
+//     spells, so what a third-party server sends raw is seen too;
 //   - a byte that is not UTF-8 becomes ⟨0xXX⟩, since a terminal in an 8-bit
 //     mode would read 0x9B as CSI.
 //
-// Sanitize is idempotent: its output contains nothing it would replace.
+// The server's own marks (⟦hidden …⟧) are plain visible text and pass
+// unchanged. Sanitize is idempotent: its output contains nothing it would
+// replace.
 func Sanitize(s string) (string, int) {
 	if !needsSanitizing(s) {
 		return s, 0
@@ -45,7 +54,22 @@ func Sanitize(s string) (string, int) {
 		case r == 0x7f:
 			b.WriteRune('␡')
 			n++
-		case isHiddenControl(r):
+		case isTag(r) && hiddenAt(s, i):
+			j := i
+			b.WriteString("⟨tags “")
+			for j < len(s) {
+				t, k := utf8.DecodeRuneInString(s[j:])
+				if !isTag(t) {
+					break
+				}
+				b.WriteByte(byte(t - 0xE0000))
+				j += k
+				n++
+			}
+			b.WriteString("”⟩")
+			i = j
+			continue
+		case r >= 0x80 && r <= 0x9f || hiddenAt(s, i):
 			fmt.Fprintf(&b, "⟨U+%04X⟩", r)
 			n++
 		default:
@@ -54,6 +78,16 @@ func Sanitize(s string) (string, int) {
 		i += size
 	}
 	return b.String(), n
+}
+
+// isTag is a tag character that spells printable ASCII.
+func isTag(r rune) bool { return r >= 0xE0020 && r <= 0xE007E }
+
+// hiddenAt reports whether the character at s[i] is one the visible rule
+// marks.
+func hiddenAt(s string, i int) bool {
+	h, _ := visible.Hidden(s, i)
+	return h
 }
 
 func needsSanitizing(s string) bool {
@@ -67,7 +101,7 @@ func needsSanitizing(s string) bool {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || isHiddenControl(r) {
+		if r == utf8.RuneError && size == 1 || r >= 0x80 && r <= 0x9f || hiddenAt(s, i) {
 			return true
 		}
 		i += size
@@ -75,36 +109,26 @@ func needsSanitizing(s string) bool {
 	return false
 }
 
-// isHiddenControl reports the C1 controls and the bidirectional formatting
-// characters.
-func isHiddenControl(r rune) bool {
-	return r >= 0x80 && r <= 0x9f ||
-		r >= 0x202a && r <= 0x202e || // LRE, RLE, PDF, LRO, RLO
-		r >= 0x2066 && r <= 0x2069 // LRI, RLI, FSI, PDI
-}
-
 // escapeJSONControls rewrites, in JSON text, the characters Sanitize replaces
-// but encoding/json leaves raw (DEL, C1 controls, bidi formatting) as \u
-// escapes. The JSON stays valid and means the same: such characters can only
-// occur inside strings.
+// but encoding/json leaves raw (DEL, C1 controls, the characters the visible
+// rule marks) as \u escapes. The JSON stays valid and means the same: such
+// characters can only occur inside strings.
 func escapeJSONControls(b []byte) []byte {
-	clean := true
-	for _, r := range string(b) {
-		if r == 0x7f || isHiddenControl(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	s := string(b)
+	if !needsSanitizing(s) {
 		return b
 	}
 	var out bytes.Buffer
-	for _, r := range string(b) {
-		if r == 0x7f || isHiddenControl(r) {
-			fmt.Fprintf(&out, `\u%04x`, r)
-			continue
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r != utf8.RuneError && (r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x80 && hiddenAt(s, i)) {
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&out, `\u%04x`, u)
+			}
+		} else {
+			out.WriteString(s[i : i+size])
 		}
-		out.WriteRune(r)
+		i += size
 	}
 	return out.Bytes()
 }

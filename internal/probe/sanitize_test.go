@@ -29,6 +29,10 @@ func TestSanitize(t *testing.T) {
 		{"raw 8-bit CSI byte", "a\x9bb", "a⟨0x9B⟩b", 1},
 		{"invalid UTF-8", "\xff\xfe", "⟨0xFF⟩⟨0xFE⟩", 2},
 		{"control pictures pass", "␛[31m", "␛[31m", 0},
+		{"zero-width space", "a\u200bb", "a⟨U+200B⟩b", 1},
+		{"tag characters spell", "hi\U000E0069\U000E0067\U000E006E!", "hi⟨tags “ign”⟩!", 3},
+		{"emoji joiner kept", "👨\u200d👩", "👨\u200d👩", 0},
+		{"server marks pass", "a⟦hidden U+200B⟧b ⟦hidden tags “x”⟧", "a⟦hidden U+200B⟧b ⟦hidden tags “x”⟧", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, n := Sanitize(tt.in)
@@ -44,8 +48,8 @@ func terminalSafe(s string) (rune, bool) {
 	if !utf8.ValidString(s) {
 		return utf8.RuneError, false
 	}
-	for _, r := range s {
-		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || isHiddenControl(r) {
+	for i, r := range s {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x80 && hiddenAt(s, i) {
 			return r, false
 		}
 	}
@@ -53,7 +57,8 @@ func terminalSafe(s string) (rune, bool) {
 }
 
 func FuzzSanitize(f *testing.F) {
-	for _, s := range []string{"", "plain", "\x1b]0;t\x07", "\x1b[31m", "\u009b1m", "\xff", "a\r\nb", "\u202e", "⟨U+009B⟩"} {
+	for _, s := range []string{"", "plain", "\x1b]0;t\x07", "\x1b[31m", "\u009b1m", "\xff", "a\r\nb", "\u202e", "⟨U+009B⟩",
+		"\u200b\U000E0041\ufe0f", "⟦hidden U+200B⟧"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

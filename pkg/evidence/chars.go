@@ -1,6 +1,10 @@
 package evidence
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
+)
 
 // Ellipsis marks every cut.
 const Ellipsis = "…"
@@ -33,7 +37,8 @@ func Cut(s string, n int) (string, bool) {
 }
 
 // cutBytes returns the longest prefix of s that, followed by "…", fits in max
-// bytes, never splitting a code point. It assumes len(s) > max.
+// bytes, never splitting a code point or a hidden-character mark (package
+// visible). It assumes len(s) > max.
 func cutBytes(s string, max int) string {
 	room := max - len(Ellipsis)
 	if room <= 0 {
@@ -45,5 +50,5 @@ func cutBytes(s string, max int) string {
 	for room > 0 && !utf8.RuneStart(s[room]) {
 		room--
 	}
-	return s[:room] + Ellipsis
+	return s[:visible.Boundary(s, room)] + Ellipsis
 }

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // TitleOptions configure Title.
@@ -48,7 +50,7 @@ var authoredTimes = [...]string{
 func Title(rec gjson.Result, opts TitleOptions) string {
 	var b displayBufs
 	v := readDisplayView(rec, &b)
-	t, _ := Cut(title(v, opts), TitleMaxChars)
+	t, _ := visible.Cut(title(v, opts), TitleMaxChars)
 	return t
 }
 
@@ -170,8 +172,8 @@ func ShortConnectorKey(key string) string {
 	return key
 }
 
-// oneLine collapses whitespace and control characters to single spaces and
-// trims the ends.
+// oneLine collapses whitespace to single spaces and trims the ends. Other
+// control characters stay, for the visible rule to mark.
 func oneLine(s string) string {
 	if s == "" {
 		return ""
@@ -179,7 +181,7 @@ func oneLine(s string) string {
 	var b strings.Builder
 	space := false
 	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
+		if unicode.IsSpace(r) {
 			space = b.Len() > 0
 			continue
 		}
@@ -198,23 +200,38 @@ const (
 )
 
 // Snippet shapes highlighted search text for one line of model-visible text:
-// whitespace and control characters collapse to single spaces, <mark> tags are
-// balanced (a stray </mark> or nested <mark> is dropped, an unclosed one is
-// closed, an empty pair removed), and the result has at most max code points,
-// tags included. When cut it ends in "…" and never leaves a <mark> open.
+// whitespace collapses to single spaces, hidden characters are marked
+// (package visible), <mark> tags are balanced (a stray </mark> or nested
+// <mark> is dropped, an unclosed one is closed, an empty pair removed), and
+// the result has at most max code points, tags included. When cut it ends in
+// "…" and never leaves a <mark> open or a hidden-character mark in pieces.
 func Snippet(s string, max int) string { return Mark(s).Snippet(max) }
 
 // Marked is a highlighted text normalised once (whitespace collapsed,
 // <mark> tags balanced), for a caller that needs more than one Snippet or
 // PlainSnippet of the same text.
-type Marked struct{ norm string }
+type Marked struct {
+	norm string // normalised
+	// shown is norm under the visible rule: what Snippet and Plain cut.
+	shown string
+}
 
 // Mark normalises s for Snippet and PlainSnippet.
-func Mark(s string) Marked { return Marked{norm: balanceMarks(s)} }
+func Mark(s string) Marked {
+	norm := balanceMarks(s)
+	return Marked{norm: norm, shown: visible.Text.String(norm)}
+}
 
-// Snippet is Snippet(s, max) of the text m was made from.
+// Text is the text m was made from, normalised, without its <mark> tags and
+// uncut, as the resource server wrote it (before the visible rule).
+func (m Marked) Text() string {
+	return plainTags.Replace(strings.ReplaceAll(strings.ReplaceAll(m.norm, markOpen, ""), markClose, ""))
+}
+
+// Snippet is Snippet(s, max) of the text m was made from. Hidden characters
+// are shown as the visible rule marks them; a mark is never cut.
 func (m Marked) Snippet(max int) string {
-	norm := m.norm
+	norm := m.shown
 	if Len(norm) <= max {
 		return norm
 	}
@@ -245,17 +262,39 @@ func (m Marked) Snippet(max int) string {
 			if open {
 				reserve += len(markClose)
 			}
-			if used+1+reserve > max {
+			// A hidden-character mark is one piece: whole, shortened to
+			// the room left, or not at all.
+			size, width := atom(norm[i:])
+			if used+width+reserve > max {
+				if width > 1 {
+					if m, ok := visible.Shorten(norm[i:i+size], max-used-reserve); ok {
+						b = append(b, m...)
+						used += Len(m)
+						openAt = -1
+					}
+				}
 				return finish(b, open, openAt)
 			}
-			_, size := utf8.DecodeRuneInString(norm[i:])
 			b = append(b, norm[i:i+size]...)
-			used++
+			used += width
 			openAt = -1
 			i += size
 		}
 	}
 	return finish(b, open, openAt)
+}
+
+// atom returns the size in bytes and code points of the piece s starts
+// with: a visible-rule mark, or one code point.
+func atom(s string) (size, width int) {
+	if strings.HasPrefix(s, visible.Open) {
+		if end := strings.Index(s, visible.Close); end > 0 {
+			size = end + len(visible.Close)
+			return size, Len(s[:size])
+		}
+	}
+	_, size = utf8.DecodeRuneInString(s)
+	return size, 1
 }
 
 // finish closes a cut snippet: an open mark with no text yet is dropped, any
@@ -304,7 +343,7 @@ func balanceMarks(s string) string {
 		default:
 			r, size := utf8.DecodeRuneInString(s[i:])
 			i += size
-			if unicode.IsSpace(r) || unicode.IsControl(r) {
+			if unicode.IsSpace(r) {
 				space = len(b) > 0
 				continue
 			}
@@ -387,9 +426,9 @@ func PlainSnippet(s string, max int) string { return Mark(s).Plain(max) }
 
 // Plain is PlainSnippet(s, max) of the text m was made from.
 func (m Marked) Plain(max int) string {
-	norm := m.norm
+	norm := m.shown
 	norm = strings.ReplaceAll(strings.ReplaceAll(norm, markOpen, ""), markClose, "")
 	norm = plainTags.Replace(norm)
-	out, _ := Cut(norm, max)
+	out, _ := visible.CutShown(norm, max)
 	return out
 }

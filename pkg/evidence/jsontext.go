@@ -7,8 +7,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // JSONCut is a record payload rendered as compact JSON for model-visible text
@@ -84,8 +84,8 @@ func boundJSON(id string, root *node, limit int) JSONCut {
 		if limit <= 0 || total <= limit {
 			return JSONCut{Text: text, TotalChars: total, ShownChars: total}
 		}
-		shown, _ := Cut(text, limit)
-		return JSONCut{Text: shown, TotalChars: total, ShownChars: limit - 1}
+		shown, n := cutJSONText(text, limit)
+		return JSONCut{Text: shown, TotalChars: total, ShownChars: n}
 	}
 
 	b := []byte{'{'}
@@ -98,7 +98,7 @@ func boundJSON(id string, root *node, limit int) JSONCut {
 			pos++
 		}
 		start := len(b)
-		b = jsonw.AppendString(b, m.key)
+		b = visible.AppendJSON(b, m.key)
 		b = append(b, ':')
 		pos += utf8.RuneCount(b[start:])
 		vStart := len(b)
@@ -112,8 +112,7 @@ func boundJSON(id string, root *node, limit int) JSONCut {
 	total := pos + 1
 	c := JSONCut{Text: text, TotalChars: total, ShownChars: total, Whole: map[string]bool{}}
 	if limit > 0 && total > limit {
-		c.Text, _ = Cut(text, limit)
-		c.ShownChars = limit - 1
+		c.Text, c.ShownChars = cutJSONText(text, limit)
 	}
 	p := c.ShownChars
 	for _, m := range members {
@@ -176,7 +175,12 @@ func (c *JSONCut) continueMember(id string, members []member, i, p int) int {
 	if started {
 		offset = p - m.valueStart
 		if m.node.kind == kindString {
-			offset = rawCharsShown(m.node.raw, offset)
+			if m.node.raw == "" || m.node.raw[0] != '"' || m.node.hidden() {
+				// Rendered under the visible rule, not copied.
+				offset = visible.Text.JSONShown(m.node.str, offset)
+			} else {
+				offset = rawCharsShown(m.node.raw, offset)
+			}
 			if offset >= m.node.chars {
 				return i + 1 // only the closing quote was cut
 			}
@@ -185,6 +189,14 @@ func (c *JSONCut) continueMember(id string, members []member, i, p int) int {
 	next := FieldRead(id, m.key, offset, WindowChars)
 	c.CutField, c.Next = m.key, &next
 	return i + 1
+}
+
+// cutJSONText cuts rendered JSON text to limit code points ("…" included),
+// never inside a hidden-character mark, and returns how many code points of
+// text it shows.
+func cutJSONText(text string, limit int) (string, int) {
+	shown, _ := visible.CutShown(text, limit)
+	return shown, Len(shown) - 1
 }
 
 // rawCharsShown returns how many code points of a JSON string's value are
@@ -292,6 +304,9 @@ func WindowOf(text string, sel WindowSelector) (FieldWindow, bool) {
 	}
 	w.StartChars = min(offset, total)
 	w.EndChars = min(w.StartChars+limit, total)
+	if strings.Contains(text, visible.Open) {
+		w.StartChars, w.EndChars = markBounds(text, w.StartChars, limit, total)
+	}
 	w.Complete = w.StartChars == 0 && w.EndChars >= total
 	w.HasMore = w.EndChars < total
 	if w.HasMore {
@@ -304,6 +319,34 @@ func WindowOf(text string, sel WindowSelector) (FieldWindow, bool) {
 	}
 	w.Text = codePoints(text, w.StartChars, w.EndChars)
 	return w, true
+}
+
+// markBounds places the window of limit code points starting at start in
+// rendered text (total code points long) off hidden-character marks
+// (package visible): an end inside a mark moves back to where the mark
+// starts, so a window holds whole marks and the next one starts with the
+// mark. The end stays put when moving it would empty the window (a mark
+// longer than the window is split rather than never read).
+func markBounds(text string, start, limit, total int) (int, int) {
+	byteAt := func(n int) int {
+		i := 0
+		for k := 0; k < n && i < len(text); k++ {
+			_, size := utf8.DecodeRuneInString(text[i:])
+			i += size
+		}
+		return i
+	}
+	bs := byteAt(start)
+	if b := visible.Boundary(text, bs); b < bs {
+		start -= Len(text[b:bs])
+		bs = b
+	}
+	end := min(start+limit, total)
+	be := byteAt(end)
+	if b := visible.Boundary(text, be); b < be && b > bs {
+		end -= Len(text[b:be])
+	}
+	return start, end
 }
 
 // codePoints returns code points [from, to) of s.

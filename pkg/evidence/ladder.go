@@ -12,6 +12,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Ladder bounds and the vocabulary shared with the TypeScript adapter.
@@ -126,7 +127,9 @@ type BinaryField struct {
 	SizeChars *int   `json:"size_chars,omitempty"`
 }
 
-// Read is a ready-to-send tool call.
+// Read is a ready-to-send tool call. Its string arguments are shown under
+// the visible rule (package visible); the tools decode marks in arguments,
+// so it reaches the RS as the original.
 type Read struct {
 	Tool string   `json:"tool"`
 	Args ReadArgs `json:"args"`
@@ -147,7 +150,7 @@ type ReadArgs struct {
 
 // FieldRead returns the read_record_field call for a window of a field.
 func FieldRead(id, fieldPath string, offsetChars, limitChars int) Read {
-	return Read{Tool: ToolReadRecordField, Args: ReadArgs{ID: id, FieldPath: fieldPath, OffsetChars: &offsetChars, LimitChars: limitChars}}
+	return Read{Tool: ToolReadRecordField, Args: ReadArgs{ID: id, FieldPath: visible.String(fieldPath), OffsetChars: &offsetChars, LimitChars: limitChars}}
 }
 
 // MatchContextChars is the context a match read asks for on each side of the
@@ -159,12 +162,16 @@ const MatchContextChars = 200
 // MatchContextChars of context on each side.
 func MatchRead(id, fieldPath, q string) Read {
 	before, after := MatchContextChars, MatchContextChars
-	return Read{Tool: ToolReadRecordField, Args: ReadArgs{ID: id, FieldPath: fieldPath, Q: q, BeforeChars: &before, AfterChars: &after}}
+	return Read{Tool: ToolReadRecordField, Args: ReadArgs{ID: id, FieldPath: visible.String(fieldPath), Q: visible.String(q), BeforeChars: &before, AfterChars: &after}}
 }
 
 // FetchFields returns the fetch call projecting a record to fields.
 func FetchFields(id string, fields ...string) Read {
-	return Read{Tool: ToolFetch, Args: ReadArgs{ID: id, Fields: fields}}
+	shown := make([]string, len(fields))
+	for i, f := range fields {
+		shown[i] = visible.String(f)
+	}
+	return Read{Tool: ToolFetch, Args: ReadArgs{ID: id, Fields: shown}}
 }
 
 // NullString marshals "" as JSON null.
@@ -249,7 +256,7 @@ func entryFor(id resultid.ID, data *node, shown map[string]bool) Entry {
 		switch {
 		case v.kind == kindBase64:
 			n := v.chars
-			e.BinaryFields = append(e.BinaryFields, BinaryField{FieldPath: name, BinaryField: true, HandleSemantics: LiveLookup,
+			e.BinaryFields = append(e.BinaryFields, BinaryField{FieldPath: visible.String(name), BinaryField: true, HandleSemantics: LiveLookup,
 				PreviewStatus: StatusBinaryOnly, Encoding: "base64", SizeChars: &n})
 		case v.kind == kindBlob:
 			e.BinaryFields = append(e.BinaryFields, blobField(name, *v.blob, id.ConnectionID()))
@@ -261,17 +268,17 @@ func entryFor(id resultid.ID, data *node, shown map[string]bool) Entry {
 				unreadable++
 				continue
 			}
-			visible := v.visibleJSON(id.ConnectionID())
-			preview, cut := Cut(visible, JSONPreviewChars)
-			jsons = append(jsons, JSONField{FieldPath: name, JSONField: true, HandleSemantics: LiveLookup,
-				PreviewStatus: status(cut), SizeChars: Len(visible), PreviewText: preview, Read: FetchFields(e.ID, name)})
+			rendered := v.visibleJSON(id.ConnectionID())
+			preview, cut := visible.CutShown(rendered, JSONPreviewChars)
+			jsons = append(jsons, JSONField{FieldPath: visible.String(name), JSONField: true, HandleSemantics: LiveLookup,
+				PreviewStatus: status(cut), SizeChars: Len(rendered), PreviewText: preview, Read: FetchFields(e.ID, name)})
 		case v.kind == kindString && v.str != "":
 			if !FieldPathOK(name) {
 				unreadable++
 				continue
 			}
 			n := v.chars
-			texts = append(texts, TextField{FieldPath: name, TextLike: true, HandleSemantics: LiveLookup,
+			texts = append(texts, TextField{FieldPath: visible.String(name), TextLike: true, HandleSemantics: LiveLookup,
 				PreviewStatus: status(n > WindowChars), SizeChars: &n, Read: FieldRead(e.ID, name, 0, WindowChars)})
 		}
 	}
@@ -315,8 +322,11 @@ func keepLargest[T any](items []T, n int, size func(T) int, more int) ([]T, int)
 	return out, more + len(items) - n
 }
 
+// newEntry starts the rung of a record; its names are shown under the
+// visible rule, like every string of a ladder.
 func newEntry(id, connection, stream, record string) Entry {
-	e := Entry{ID: id, ConnectionID: NullString(connection), Stream: stream, RecordID: record, HandleSemantics: LiveLookup,
+	e := Entry{ID: id, ConnectionID: NullString(visible.String(connection)), Stream: visible.String(stream),
+		RecordID: visible.String(record), HandleSemantics: LiveLookup,
 		FieldWindows: []TextField{}, JSONFields: []JSONField{}, BinaryFields: []BinaryField{}}
 	if connection == "" {
 		e.Notes = append(e.Notes, noteNoConnection)
@@ -325,8 +335,9 @@ func newEntry(id, connection, stream, record string) Entry {
 }
 
 func blobField(name string, b Blob, connection string) BinaryField {
-	f := BinaryField{FieldPath: name, BinaryField: true, HandleSemantics: LiveLookup, PreviewStatus: StatusBinaryOnly,
-		BlobID: b.BlobID, MIMEType: b.MIMEType, SHA256: b.SHA256, FetchURL: b.FetchURL}
+	f := BinaryField{FieldPath: visible.String(name), BinaryField: true, HandleSemantics: LiveLookup, PreviewStatus: StatusBinaryOnly,
+		BlobID: visible.String(b.BlobID), MIMEType: visible.String(b.MIMEType), SHA256: visible.String(b.SHA256),
+		FetchURL: visible.String(b.FetchURL)}
 	if h, ok := blobHandle(connection, b); ok {
 		f.Fetch = h
 	}
@@ -529,7 +540,7 @@ func (h *Hit) Entry(scope Scope) (Entry, bool) {
 		if q := FirstMark(preview); q != "" {
 			read = MatchRead(e.ID, field, q)
 		}
-		e.FieldWindows = append(e.FieldWindows, TextField{FieldPath: field, TextLike: true, HandleSemantics: LiveLookup,
+		e.FieldWindows = append(e.FieldWindows, TextField{FieldPath: visible.String(field), TextLike: true, HandleSemantics: LiveLookup,
 			PreviewStatus: status(!complete), PreviewText: Snippet(preview, HitPreviewChars), Read: read})
 	}
 	// One pass over each excerpt serves every lookup below.

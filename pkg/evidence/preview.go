@@ -9,6 +9,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Preview bounds.
@@ -146,7 +147,8 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 	// cursor pages on from it: not when the page merges several connections
 	// without one (the header then says to pass connection_id).
 	h.cursorPages = h.cursor != "" || (!h.hasMore && !multiConn)
-	label, _ := Cut(oneLine(opts.Label), labelMax)
+	// The label is the caller's text, already under the visible rule.
+	label, _ := visible.CutShown(oneLine(opts.Label), labelMax)
 	var keys *keySet
 	lead := defaultLead
 	if len(opts.KeyFields) > 0 {
@@ -172,7 +174,7 @@ func Preview(body []byte, opts PreviewOptions) PreviewResult {
 	}
 	head := header(label, h, total, 0)
 	foot := footer(h, total, counts{}, false)
-	return PreviewResult{Text: joinLines(head, nil, foot), Total: total}
+	return PreviewResult{Text: joinLines(head, nil, foot, markNote(visible.Count(head))), Total: total}
 }
 
 // previewLine is one record and its renderings, computed on demand per level
@@ -234,7 +236,11 @@ func (l *previewLine) renderAt(level int) (string, counts, []memberEnd) {
 	b := append(l.scratch.buf[:0], l.prefix...)
 	b = r.value(b, l.parsed(), 0, false)
 	l.scratch.buf = b
-	return string(b), r.n, r.whole
+	text := string(b)
+	if strings.Contains(text, visible.Open) {
+		r.n.marks = visible.Count(text)
+	}
+	return text, r.n, r.whole
 }
 
 // within reports whether rendering the record under lim gives what the
@@ -333,12 +339,17 @@ func fit(label string, h handles, lines []*previewLine, total int) (string, Prev
 		if fl := foot.size(n); fl > 0 {
 			size += 1 + fl
 		}
+		// The note that counts the marks is part of the budget.
+		note := markNote(n.marks + visible.Count(head))
+		if note != "" {
+			size += 1 + len(note)
+		}
 		if size <= PreviewBudget {
 			res := result(total, len(lines), n, false)
 			for _, l := range lines {
 				res.Whole = append(res.Whole, l.wholeBefore(len(l.text[l.level])))
 			}
-			return joinLines(head, texts, footer(h, total-len(lines), n, false)), res, true
+			return joinLines(head, texts, footer(h, total-len(lines), n, false), note), res, true
 		}
 		if widest < 0 {
 			return cutLines(h, head, texts, lines, total, n)
@@ -351,7 +362,13 @@ func fit(label string, h handles, lines []*previewLine, total int) (string, Prev
 // keeps its prefix (and so its id) plus at least minLineJSON bytes.
 func cutLines(h handles, head string, texts []string, lines []*previewLine, total int, n counts) (string, PreviewResult, bool) {
 	foot := footer(h, total-len(lines), n, true)
+	// Room for the note as long as the uncut lines would need (cutting
+	// only ever leaves fewer marks).
+	note := markNote(n.marks + visible.Count(head))
 	avail := PreviewBudget - len(head) - 1 - len(foot) - len(texts)
+	if note != "" {
+		avail -= 1 + len(note)
+	}
 	floor := 0
 	for _, l := range lines {
 		floor = max(floor, len(l.prefix)+minLineJSON)
@@ -378,6 +395,7 @@ func cutLines(h handles, head string, texts []string, lines []*previewLine, tota
 	}
 	out := make([]string, len(texts))
 	res := result(total, len(lines), n, true)
+	marks := visible.Count(head)
 	for i, t := range texts {
 		shown := len(t)
 		if len(t) > c {
@@ -385,25 +403,37 @@ func cutLines(h handles, head string, texts []string, lines []*previewLine, tota
 			shown = len(t) - len(Ellipsis)
 		}
 		out[i] = t
+		marks += visible.Count(t)
 		res.Whole = append(res.Whole, lines[i].wholeBefore(shown))
 	}
-	return joinLines(head, out, foot), res, true
+	return joinLines(head, out, foot, markNote(marks)), res, true
+}
+
+// markNote is the line that counts n hidden-character marks (visible.Note),
+// or "" when there are none.
+func markNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return visible.Note(n)
 }
 
 func result(total, shown int, n counts, cut bool) PreviewResult {
 	return PreviewResult{Total: total, Shown: shown, ValuesCut: n.cutValues, Truncated: cut || n.cutEntries > 0, BinaryValues: n.binary}
 }
 
-func joinLines(head string, lines []string, foot string) string {
+func joinLines(head string, lines []string, foot, note string) string {
 	var b strings.Builder
 	b.WriteString(head)
 	for _, l := range lines {
 		b.WriteByte('\n')
 		b.WriteString(l)
 	}
-	if foot != "" {
-		b.WriteByte('\n')
-		b.WriteString(foot)
+	for _, s := range [...]string{foot, note} {
+		if s != "" {
+			b.WriteByte('\n')
+			b.WriteString(s)
+		}
 	}
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Scope is what a caller knows about records beyond what they carry: the
@@ -235,7 +236,7 @@ func readEnvelope(doc gjson.Result) envelope {
 	case count.IsObject():
 		kind, value := count.Get("kind"), count.Get("value")
 		if kind.Type == gjson.String && value.Type == gjson.Number && kind.Str != "none" {
-			k, _ := Cut(oneLine(kind.Str), 24)
+			k, _ := visible.Cut(oneLine(kind.Str), 24)
 			h.count = k + ":" + value.Raw
 		}
 	}
@@ -246,7 +247,7 @@ func readEnvelope(doc gjson.Result) envelope {
 				h.warnings = append(h.warnings, "…")
 				return false
 			}
-			c, _ := Cut(oneLine(code.Str), 40)
+			c, _ := visible.Cut(oneLine(code.Str), 40)
 			h.warnings = append(h.warnings, c)
 		}
 		return true

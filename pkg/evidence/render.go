@@ -9,6 +9,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // limits bound one rendering of a JSON value. Zero means unbounded.
@@ -22,12 +23,14 @@ type counts struct {
 	cutValues  int // strings shortened to limits.str
 	cutEntries int // object or array entries left out (including too-deep values)
 	binary     int // binary values rendered as metadata
+	marks      int // hidden-character marks (visible.Count) in the text
 }
 
 func (c *counts) add(o counts) {
 	c.cutValues += o.cutValues
 	c.cutEntries += o.cutEntries
 	c.binary += o.binary
+	c.marks += o.marks
 }
 
 // cutSlack: a string is only shortened when that saves more than the
@@ -40,6 +43,13 @@ const maxDepth = 32
 // blobStringCap bounds blob metadata strings (ids, URLs) under a string limit:
 // they are identifiers, so they keep more than ordinary values.
 const blobStringCap = 160
+
+// States of node.vis.
+const (
+	visUnknown = iota
+	visClean
+	visChanged
+)
 
 // Node kinds.
 const (
@@ -56,7 +66,10 @@ const (
 // limits without rescanning its source.
 type node struct {
 	kind uint8
-	key  string // member name, for members of an object
+	// vis caches whether str renders unchanged (see hidden); beside kind,
+	// it takes no room of its own.
+	vis uint8
+	key string // member name, for members of an object
 	// quotedKey is key as a JSON string, computed once rather than per rendering.
 	quotedKey string
 	// raw is the source text of a scalar, string or container.
@@ -148,7 +161,7 @@ func quoteKey(k gjson.Result) string {
 	if plain {
 		return raw
 	}
-	return string(jsonw.AppendString(nil, k.Str))
+	return string(visible.AppendJSON(nil, k.Str))
 }
 
 // child returns the first member named key, or nil.
@@ -342,17 +355,31 @@ func (r *renderer) str(b []byte, n *node) []byte {
 		limit *= keyStrFactor
 	}
 	if limit > 0 && n.chars > limit+cutSlack {
-		cut, _ := Cut(n.str, limit)
+		cut, _ := visible.Text.Cut(n.str, limit)
 		r.n.cutValues++
 		b = jsonw.AppendString(b, cut)
 		b = append(b[:len(b)-1], '[') // reopen the string for the length note
 		b = strconv.AppendInt(b, int64(n.chars), 10)
 		return append(b, ` chars]"`...)
 	}
-	if n.raw == "" || n.raw[0] != '"' {
-		return jsonw.AppendString(b, n.str)
+	if n.raw == "" || n.raw[0] != '"' || n.hidden() {
+		// The source literal may spell a hidden character as an escape.
+		return visible.Text.AppendJSON(b, n.str)
 	}
 	return append(b, n.raw...)
+}
+
+// hidden reports whether a string node's value holds something the visible
+// rule for text values (visible.Text) changes; the answer is kept, since a
+// record is rendered at several limits.
+func (n *node) hidden() bool {
+	if n.vis == visUnknown {
+		n.vis = visClean
+		if !visible.Text.Clean(n.str) {
+			n.vis = visChanged
+		}
+	}
+	return n.vis == visChanged
 }
 
 // folded reports whether member m of an object at this position only repeats
@@ -701,12 +728,12 @@ func (r *renderer) array(b []byte, n *node, depth int) []byte {
 func (r *renderer) blob(b []byte, m Blob) []byte {
 	capped := func(s string) string {
 		if r.lim.str > 0 {
-			if c, ok := Cut(s, blobStringCap); ok {
+			if c, ok := visible.Cut(s, blobStringCap); ok {
 				r.n.cutValues++
 				return c + "[" + strconv.Itoa(Len(s)) + " chars]"
 			}
 		}
-		return s
+		return visible.String(s)
 	}
 	b = append(b, `{"binary":"blob_ref","blob_id":`...)
 	b = jsonw.AppendString(b, capped(m.BlobID))

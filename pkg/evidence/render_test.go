@@ -37,8 +37,11 @@ func TestVisibleJSON(t *testing.T) {
 			`{"content":"` + b64 + `","name":"x"}`,
 			`{"content":{"binary":"base64","size_chars":` + itoa(len(b64)) + `},"name":"x"}`},
 		{"escapes kept valid, HTML left alone",
-			`{"s":"a\"b\\c\n\u0001 <b>&amp;</b> é"}`,
-			`{"s":"a\"b\\c\n\u0001 <b>&amp;</b> é"}`},
+			`{"s":"a\"b\\c\n\u00e9 <b>&amp;</b> é"}`,
+			`{"s":"a\"b\\c\n\u00e9 <b>&amp;</b> é"}`},
+		{"hidden characters marked, escaped or not",
+			`{"s\u200b":"\u0001x` + "\u200b" + `\udb40\udc68\udb40\udc69 ⟦"}`,
+			`{"s⟦hidden U+200B⟧":"⟦hidden U+0001⟧x⟦hidden U+200B tags “hi”⟧ ⟦U+27E6⟧"}`},
 		{"null blob_ref stays null", `{"blob_ref":null}`, `{"blob_ref":null}`},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package fanout
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 	"slices"
 	"strconv"
 	"strings"
@@ -483,7 +484,7 @@ func parseRoot(body []byte) gjson.Result {
 // connection its member does not hold.
 func (c *Client) notHeld(idx int) error {
 	return &rs.TransportError{Code: rs.CodeInvalidResponse,
-		Err: fmt.Errorf("fanout: source %s answered for a connection it does not hold; nothing of that answer is shown", strconv.Quote(c.label(idx)))}
+		Err: fmt.Errorf("fanout: source %s answered for a connection it does not hold; nothing of that answer is shown", visible.Quote(c.label(idx)))}
 }
 
 // unattributable is the error for an answer that leaves entries out but
@@ -491,7 +492,7 @@ func (c *Client) notHeld(idx int) error {
 // array), or whose entries cannot be cut out safely.
 func (c *Client) unattributable(idx int) error {
 	return &rs.TransportError{Code: rs.CodeInvalidResponse,
-		Err: fmt.Errorf("fanout: source %s answered with entries for connections it does not hold, in a shape they cannot be left out of; nothing of that answer is shown", strconv.Quote(c.label(idx)))}
+		Err: fmt.Errorf("fanout: source %s answered with entries for connections it does not hold, in a shape they cannot be left out of; nothing of that answer is shown", visible.Quote(c.label(idx)))}
 }
 
 // label names member idx in messages.
@@ -622,7 +623,7 @@ func (c *Client) refusedWarning(idx int, code string, r refused) warning {
 		parts = append(parts, strconv.Itoa(r.warnings)+" warning(s)")
 	}
 	return warning{Code: code,
-		Message: "Source " + strconv.Quote(c.label(idx)) + " returned " + strings.Join(parts, " and ") +
+		Message: "Source " + visible.Quote(c.label(idx)) + " returned " + strings.Join(parts, " and ") +
 			" naming a connection it does not hold; they are left out, and no other source's records are affected.",
 		Source: json.RawMessage(tagObject(c.tag(idx)))}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // discoveryHint ends every truncated option list.
@@ -48,13 +49,13 @@ func (c *Client) selectMember(ctx context.Context, conn, stream string, q rs.Que
 		m := c.member(unknown[0])
 		label := firstOf(m.DisplayName, m.GrantID)
 		return -1, c.ambiguous(append(usable, unknown...), "ambiguous_connection", "connection_id",
-			"connection_id "+strconv.Quote(conn)+" may belong to source "+strconv.Quote(label)+
+			"connection_id "+visible.Quote(conn)+" may belong to source "+visible.Quote(label)+
 				", whose connections could not be read ("+m.Undiscovered+"), so it is not given to another source. Retry shortly, or call schema to see the sources.")
 	case len(usable) == 1:
 		return usable[0], nil
 	case len(usable) > 1:
 		return -1, c.ambiguous(usable, "ambiguous_connection", "source_id",
-			"connection_id "+strconv.Quote(conn)+" is read by several grants of this package. Pass source_id to select one.")
+			"connection_id "+visible.Quote(conn)+" is read by several grants of this package. Pass source_id to select one.")
 	case len(matches) > 0:
 		return -1, c.unusableError(matches[0], c.unusableReason(matches[0]))
 	}
@@ -63,7 +64,7 @@ func (c *Client) selectMember(ctx context.Context, conn, stream string, q rs.Que
 		where = "package source and stream"
 	}
 	return -1, c.synthetic(http.StatusNotFound, "not_found", "connection_id",
-		"connection_id "+strconv.Quote(conn)+" is not part of the selected "+where+". Use schema to discover available connections.", "", nil, 0)
+		"connection_id "+visible.Quote(conn)+" is not part of the selected "+where+". Use schema to discover available connections.", "", nil, 0)
 }
 
 // member is member i as last discovered.
@@ -166,7 +167,7 @@ func (c *Client) unusableError(i int, why string) *rs.Error {
 	if label == "" {
 		label = m.GrantID
 	}
-	msg := "The grant for source " + strconv.Quote(label) + " cannot be used (" + why + "). " +
+	msg := "The grant for source " + visible.Quote(label) + " cannot be used (" + why + "). " +
 		"Have the grant re-approved with the provider, or choose another connection."
 	opts := c.options(c.usable())
 	code := why

@@ -52,6 +52,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // RS is one member's reader: an *rs.Client, or anything with its Get.
@@ -422,7 +423,7 @@ func (c *Client) call(ctx context.Context, i int, path string, q rs.Query, child
 	}
 	if err != nil {
 		if child && context.Cause(ctx) == errChildTimeout {
-			err = &rs.TransportError{Code: rs.CodeTimeout, Err: fmt.Errorf("fanout: source %q: %w", c.members[i].GrantID, errChildTimeout)}
+			err = &rs.TransportError{Code: rs.CodeTimeout, Err: fmt.Errorf("fanout: source %s: %w", visible.Quote(c.members[i].GrantID), errChildTimeout)}
 		}
 		c.markUnusable(i, err)
 		c.log.DebugContext(ctx, "fanout: child failed", "route", rs.RouteOf(path).String(), "grant_id", c.members[i].GrantID, "code", errCode(err))

@@ -12,6 +12,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // kv is one JSON member: a key and its raw value.
@@ -95,12 +96,12 @@ func (c *Client) childWarning(ch child) warning {
 	if label == "" {
 		label = m.GrantID
 	}
-	msg := "Source " + strconv.Quote(label) + " did not answer (" + errCode(ch.err) + "); results are partial."
+	msg := "Source " + visible.Quote(label) + " did not answer (" + errCode(ch.err) + "); results are partial."
 	if why := credential.RefusalCode(ch.err); why != "" {
-		msg = "Source " + strconv.Quote(label) + " refused the read (" + why + "); have the grant re-approved or reconnect it, or choose another connection. It is asked again on the next call."
+		msg = "Source " + visible.Quote(label) + " refused the read (" + why + "); have the grant re-approved or reconnect it, or choose another connection. It is asked again on the next call."
 	}
 	if why := c.unusableReason(ch.idx); why != "" {
-		msg = "Source " + strconv.Quote(label) + " cannot be used (" + why + "); have the grant re-approved or choose another connection."
+		msg = "Source " + visible.Quote(label) + " cannot be used (" + why + "); have the grant re-approved or choose another connection."
 	}
 	return warning{Code: "source_unavailable", Message: msg, Source: json.RawMessage(tagObject(c.tag(ch.idx)))}
 }
@@ -120,7 +121,7 @@ func (c *Client) unusableWarnings(skip map[int]bool) []warning {
 			label = m.GrantID
 		}
 		out = append(out, warning{Code: "source_unavailable",
-			Message: "Source " + strconv.Quote(label) + " cannot be used (" + why + "); have the grant re-approved or choose another connection.",
+			Message: "Source " + visible.Quote(label) + " cannot be used (" + why + "); have the grant re-approved or choose another connection.",
 			Source:  json.RawMessage(tagObject(c.tag(i)))})
 	}
 	return out
@@ -190,7 +191,7 @@ func (c *Client) schema(ctx context.Context, path string, q rs.Query, conn strin
 			return c.read(ctx, holders[0], path, q)
 		case len(holders) > 1:
 			return nil, c.ambiguous(holders, "ambiguous_schema_detail", "connection_id",
-				"Stream "+strconv.Quote(stream)+" is granted by several sources of this package. Pass connection_id to choose the one whose full schema to read.")
+				"Stream "+visible.Quote(stream)+" is granted by several sources of this package. Pass connection_id to choose the one whose full schema to read.")
 		}
 	}
 	chs, err := c.fanAll(ctx, path, q)

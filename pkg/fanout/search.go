@@ -16,6 +16,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Ranking rule (reciprocal rank fusion, k=60): a hit's fused score is
@@ -141,7 +142,7 @@ func (c *Client) search(ctx context.Context, path string, route rs.Route, q rs.Q
 			// A cut cursor would not work, and a whole one could never be
 			// passed back: the answer is unusable.
 			ch.page, ch.err = nil, &rs.TransportError{Code: rs.CodeInvalidResponse, Status: ch.resp.Status, RequestID: ch.resp.RequestID,
-				BaseURL: ch.resp.BaseURL, Err: fmt.Errorf("fanout: source %q answered a next_cursor of %d bytes, over the %d a cursor may have", c.members[ch.idx].GrantID, n, MaxCursorBytes)}
+				BaseURL: ch.resp.BaseURL, Err: fmt.Errorf("fanout: source %s answered a next_cursor of %d bytes, over the %d a cursor may have", visible.Quote(c.members[ch.idx].GrantID), n, MaxCursorBytes)}
 		}
 	})
 

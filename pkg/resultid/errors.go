@@ -3,6 +3,8 @@ package resultid
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Stable error codes. Tools put them in the typed error result unchanged.
@@ -43,7 +45,9 @@ type Error struct {
 	// Part is the segment at fault (PartNone when the shape is wrong).
 	Part Part
 	// Message is the complete, model-facing explanation: the input quoted, what
-	// is wrong and what form is expected.
+	// is wrong and what form is expected. A character of the input a person
+	// cannot see is quoted as it is, for the visible rule to mark when the
+	// message is shown (package visible).
 	Message string
 }
 
@@ -70,19 +74,21 @@ func invalidURI(input string, part Part, reason, expected string) *Error {
 // quoteLimit bounds how much of a rejected input an error message repeats.
 const quoteLimit = 200
 
-// quote renders s as a Go-quoted string (control characters escaped). Inputs
-// longer than quoteLimit characters are shortened, and the message says so.
+// quote renders s in double quotes (visible.Quote: a character a person
+// cannot see is left for the visible rule to mark when the message is
+// shown, never written as an escape a model would read). Inputs longer than
+// quoteLimit characters are shortened, and the message says so.
 func quote(s string) string {
 	n := utf8.RuneCountInString(s)
 	if n <= quoteLimit {
-		return strconv.Quote(s)
+		return visible.Quote(s)
 	}
 	cut := 0
 	for i := range s {
 		if cut == quoteLimit-1 {
-			return strconv.Quote(s[:i]+"…") + " (first " + strconv.Itoa(quoteLimit-1) + " of " + strconv.Itoa(n) + " characters)"
+			return visible.Quote(s[:i]+"…") + " (first " + strconv.Itoa(quoteLimit-1) + " of " + strconv.Itoa(n) + " characters)"
 		}
 		cut++
 	}
-	return strconv.Quote(s)
+	return visible.Quote(s)
 }

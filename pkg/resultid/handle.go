@@ -127,7 +127,7 @@ func decodeHandle(raw []byte, kind string, allowed map[string]bool) (map[string]
 		return true
 	})
 	if dup != "" {
-		return nil, "the handle repeats the key " + strconv.Quote(dup)
+		return nil, "the handle repeats the key " + quote(dup)
 	}
 	if v := f["v"]; v.Type != gjson.Number || v.Raw != handleVersion {
 		return nil, "the handle has the wrong version (want v 1)"
@@ -137,7 +137,7 @@ func decodeHandle(raw []byte, kind string, allowed map[string]bool) (map[string]
 	}
 	for k := range f {
 		if !allowed[k] {
-			return nil, "the handle has the unknown key " + strconv.Quote(k)
+			return nil, "the handle has the unknown key " + quote(k)
 		}
 	}
 	return f, ""

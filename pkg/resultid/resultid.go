@@ -28,6 +28,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // RecordScheme prefixes record handles and URI-encoded ids.
@@ -92,8 +94,14 @@ func (id ID) String() string {
 // copyable reports whether a textual id survives being taken out of running
 // text by a naive extractor: no whitespace (a tokenizer would split it), no
 // quotes, commas, brackets, braces or other separators that surrounding text
-// uses, and no trailing sentence punctuation a regex would leave behind.
+// uses, and no trailing sentence punctuation a regex would leave behind. It
+// must also show as it is: an id with a character a person cannot see would
+// be shown with a mark (package visible), so it takes the handle, which
+// spells every character.
 func copyable(t string) bool {
+	if !visible.Clean(t) {
+		return false
+	}
 	for _, r := range t {
 		if unicode.IsSpace(r) || strings.ContainsRune("\"'`,;|[](){}<>", r) {
 			return false

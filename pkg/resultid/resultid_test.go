@@ -3,6 +3,7 @@ package resultid
 import (
 	"encoding/base64"
 	"errors"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 	"strings"
 	"testing"
 )
@@ -166,8 +167,10 @@ func TestParseRejects(t *testing.T) {
 			if !strings.Contains(e.Message, "connection_id/stream:record_id") {
 				t.Errorf("Message %q does not name the expected form", e.Message)
 			}
-			if strings.ContainsAny(e.Message, "\x00\n\r\x1b") {
-				t.Errorf("Message %q repeats raw control characters", e.Message)
+			// Shown under the visible rule, a control character in the
+			// input is a mark, never raw and never an escape.
+			if shown := visible.String(e.Message); strings.ContainsAny(shown, "\x00\n\r\x1b") || strings.Contains(shown, `\x1b`) || strings.Contains(shown, `\x00`) {
+				t.Errorf("Message %q, shown as %q, repeats control characters raw or escaped", e.Message, shown)
 			}
 		})
 	}
@@ -346,6 +349,25 @@ func TestCheckConnectionID(t *testing.T) {
 			t.Errorf("%q rejected: %v", in, err)
 		case !ok && (!errors.As(err, &e) || e.Code != CodeInvalidID || e.Part != PartConnection):
 			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
+
+// An id holding a character a person cannot see is printed as its handle:
+// one token that spells every character, rather than a textual id the
+// visible rule would show with a mark (which has spaces).
+func TestHiddenCharacterIDIsAHandle(t *testing.T) {
+	for _, key := range []string{"m\u200b1", "m\u202e1", "m\U000E0041", "m⟦1"} {
+		id, err := New("cin_a", "messages", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := id.String()
+		if !strings.HasPrefix(s, RecordScheme) {
+			t.Errorf("%+q printed as %+q, not a handle", key, s)
+		}
+		if back, err := Parse(s); err != nil || back != id {
+			t.Errorf("%+q: %s parses to %v, %v", key, s, back, err)
 		}
 	}
 }

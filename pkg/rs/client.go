@@ -20,6 +20,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/version"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Defaults applied by New when the corresponding option is zero.
@@ -440,7 +441,7 @@ func checkEnvelopeScanned(route Route, body []byte, compat bool, longest int) st
 				meta = v
 			}
 		case "next_cursor", "next_changes_since":
-			why = overLong("", k.Str, v, MaxHandleBytes)
+			why = badHandle("", k.Str, v)
 		}
 		return why == ""
 	})
@@ -452,7 +453,7 @@ func checkEnvelopeScanned(route Route, body []byte, compat bool, longest int) st
 	}
 	if meta.IsObject() {
 		for _, k := range [...]string{"next_cursor", "next_changes_since"} {
-			if why := overLong("meta", k, meta.Get(k), MaxHandleBytes); why != "" {
+			if why := badHandle("meta", k, meta.Get(k)); why != "" {
 				return why
 			}
 		}
@@ -463,7 +464,7 @@ func checkEnvelopeScanned(route Route, body []byte, compat bool, longest int) st
 		if rows = data.Get("results"); !rows.IsArray() {
 			rows = data.Get("data")
 		}
-		if why := overLong("data", "next_cursor", data.Get("next_cursor"), MaxHandleBytes); why != "" {
+		if why := badHandle("data", "next_cursor", data.Get("next_cursor")); why != "" {
 			return why
 		}
 	case route.listEnvelope() && !data.IsArray():
@@ -508,6 +509,21 @@ func checkIdentifiers(what string, row gjson.Result) string {
 		return why == ""
 	})
 	return why
+}
+
+// badHandle says when v, the continuation handle name of what, cannot be
+// passed back: longer than MaxHandleBytes, or holding a character a person
+// cannot see. Such a handle would be shown with a mark (package visible),
+// and a cursor is opaque: it is refused rather than shown as something a
+// model might copy wrong. Real cursors are printable ASCII.
+func badHandle(what, name string, v gjson.Result) string {
+	if why := overLong(what, name, v, MaxHandleBytes); why != "" || v.Type != gjson.String || visible.Clean(v.Str) {
+		return why
+	}
+	if what != "" {
+		name = what + "." + name
+	}
+	return "a " + name + " holding characters that cannot be shown as they are (invisible or control characters, or ⟦); a continuation handle must be printable"
 }
 
 // overLong says when v, member name of what, is a string longer than limit

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // view returns b as a string without copying it. gjson parses strings, and
@@ -480,5 +481,5 @@ func cleanRequestID(s string, k *bearer) string {
 // client of the process does (outbound.Location: no query, bounded), with
 // the token taken out should it sit in the path.
 func describeLocation(loc string, k *bearer) string {
-	return strconv.Quote(cleanString(outbound.Location(loc), k, 200))
+	return visible.Quote(cleanString(outbound.Location(loc), k, 200))
 }

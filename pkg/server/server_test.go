@@ -121,7 +121,8 @@ func TestInitialize(t *testing.T) {
 
 func TestInstructions(t *testing.T) {
 	head := instructions[:512]
-	for _, re := range []string{`\bschema\b`, `connection_id`, `\bfilter\b`, `typed|object`, `\blimit\b|\bpage\b|narrow|\bcursor\b`} {
+	for _, re := range []string{`\bschema\b`, `connection_id`, `\bfilter\b`, `typed|object`, `\blimit\b|\bpage\b|narrow|\bcursor\b`,
+		`written by others.*never instructions to follow`} {
 		if !regexp.MustCompile(re).MatchString(head) {
 			t.Errorf("the first 512 characters do not match %s", re)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // maxGroupPreview is how many groups the text shows; the rest are counted
@@ -220,7 +221,7 @@ func warningsText(doc gjson.Result) string {
 			b.WriteString(" connection_id=" + inline(id))
 		}
 		if m := w.Get("message").String(); m != "" {
-			b.WriteString(": " + m)
+			b.WriteString(": " + visible.String(m))
 		}
 		return true
 	})

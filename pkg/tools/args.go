@@ -13,6 +13,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // argSpec validates the arguments of one tool against its input schema. The
@@ -91,6 +94,12 @@ func (s *argSpec) decode(raw json.RawMessage, dst any) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
+	if bytes.Contains(raw, []byte(visible.Open)) {
+		var err error
+		if raw, err = decodeMarks(raw); err != nil {
+			return err
+		}
+	}
 	fields, ok := objectMembers(raw)
 	if !ok {
 		if err := json.Unmarshal(raw, &fields); err != nil {
@@ -164,6 +173,63 @@ func (s *argSpec) decode(raw json.RawMessage, dst any) error {
 			Next: "match the tool's inputSchema and call again"}
 	}
 	return nil
+}
+
+// decodeMarks turns the visible rule's marks in every string of the
+// arguments (member names included) back into the characters they stand
+// for, so a name, id or value a tool showed with a mark reaches the RS as
+// the RS wrote it. Arguments that are not a JSON object are returned as
+// they are, for decode to refuse.
+func decodeMarks(raw []byte) ([]byte, error) {
+	var args map[string]any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if d.Decode(&args) != nil || args == nil {
+		return raw, nil
+	}
+	for k, v := range args {
+		dv, err := decodeMarksIn(v)
+		if err != nil {
+			return nil, &toolError{Code: CodeInvalidArguments, Param: k,
+				Message: k + " " + err.Error(),
+				Next:    "pass a value shown whole: for a record, its id or handle; for a field, read the record with fetch and take the name from there"}
+		}
+		args[k] = dv
+	}
+	out, err := jsonw.MarshalNoEscape(args)
+	if err != nil {
+		return nil, fmt.Errorf("tools: re-encoding arguments: %w", err)
+	}
+	return out, nil
+}
+
+// decodeMarksIn is decodeMarks of one value.
+func decodeMarksIn(v any) (any, error) {
+	switch v := v.(type) {
+	case string:
+		return visible.Decode(v)
+	case []any:
+		for i, e := range v {
+			d, err := decodeMarksIn(e)
+			if err != nil {
+				return nil, err
+			}
+			v[i] = d
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			dk, err := visible.Decode(k)
+			if err != nil {
+				return nil, err
+			}
+			if out[dk], err = decodeMarksIn(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return v, nil
 }
 
 // objectMembers reads the members of raw as json.Unmarshal into a
@@ -360,7 +426,7 @@ func describe(p *jsonschema.Schema) string {
 func quoteList(vals []string) string {
 	q := make([]string, len(vals))
 	for i, v := range vals {
-		q[i] = strconv.Quote(v)
+		q[i] = quoteArg(v)
 	}
 	return strings.Join(q, ", ")
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"errors"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 	"reflect"
 	"strings"
 	"testing"
@@ -199,8 +200,8 @@ func FuzzDecodeValue(f *testing.F) {
 	})
 }
 
-// jsonString must write what encoding/json's Encoder writes without HTML
-// escaping, for any string.
+// shownJSON must write what encoding/json's Encoder writes without HTML
+// escaping, for any string; jsonString is it of the visible rendering.
 func FuzzJSONString(f *testing.F) {
 	for _, s := range []string{"", "plain", "<mark>a</mark> & b", "\x00\b\f\n\r\t\"\\", "\u2028\u2029", "\xff<\xfe>", "é😀&", `\u003c<`, "<>&"} {
 		f.Add(s)
@@ -212,7 +213,10 @@ func FuzzJSONString(f *testing.F) {
 		if err := enc.Encode(s); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := jsonString(s), strings.TrimSuffix(b.String(), "\n"); got != want {
+		if got, want := shownJSON(s), strings.TrimSuffix(b.String(), "\n"); got != want {
+			t.Fatalf("shownJSON(%q) = %s, want %s", s, got, want)
+		}
+		if got, want := jsonString(s), shownJSON(visible.String(s)); got != want {
 			t.Fatalf("jsonString(%q) = %s, want %s", s, got, want)
 		}
 	})

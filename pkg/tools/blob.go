@@ -17,6 +17,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Blob bounds. The RS serves a blob whole (no Range), so every read of a
@@ -251,7 +252,11 @@ type blobMeta struct {
 	// Resource is the resource a host that reads resources can read.
 	Resource string `json:"resource,omitempty"`
 	Note     string `json:"note,omitempty"`
+	// HiddenMarks is fetchMeta.HiddenMarks.
+	HiddenMarks string `json:"hidden_marks,omitempty"`
 }
+
+func (d *blobDoc) noteHidden(note string) { d.Metadata.HiddenMarks = note }
 
 // runBlobFetch is fetch of a pdpp://blob/ handle: text blobs as bounded text
 // continued by metadata.next, images up to BlobImageBytes as image content,
@@ -265,7 +270,8 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 	if err != nil {
 		return nil, err
 	}
-	m := blobMeta{MIMEType: b.contentType, SizeBytes: len(b.body), SHA256: b.sha256, SHA256Check: b.check()}
+	// The media type and the digest the record states are the RS's words.
+	m := blobMeta{MIMEType: visible.String(b.contentType), SizeBytes: len(b.body), SHA256: b.sha256, SHA256Check: visible.String(b.check())}
 	doc := &blobDoc{ID: a.ID, URL: blobURL(env, h, b.base)}
 	var extra []mcp.Content
 	kind := b.kind()
@@ -284,7 +290,14 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 		}
 		w, _ := evidence.WindowOf(text, evidence.WindowSelector{Offset: offset,
 			Limit: min(cmp.Or(env.FetchTextChars, DefaultFetchTextChars), evidence.MaxWindowChars)})
-		m.Kind, doc.Text = "text", w.Text
+		shown, n, whole := shownText(w.Text, w.LimitChars)
+		if !whole {
+			// Marks took the room of the window's end, which the next
+			// read starts with.
+			end := w.StartChars + n
+			w.EndChars, w.NextOffset, w.Complete, w.HasMore = end, &end, false, true
+		}
+		m.Kind, doc.Text = "text", shown
 		m.TextChars, m.StartChars = &w.TotalChars, &w.StartChars
 		switch {
 		case w.Complete:
@@ -316,7 +329,7 @@ func runBlobFetch(ctx context.Context, env *Env, a *fetchArgs) (*mcp.CallToolRes
 	}
 	var l links
 	size := int64(len(b.body))
-	l.blob(h.URI(), b.resourceType(), &size)
+	l.blob(h.URI(), visible.String(b.resourceType()), &size)
 	extra = append(extra, l.out...)
 	doc.Title = blobTitle(b, m.Kind)
 	doc.Metadata = m
@@ -336,7 +349,7 @@ func (b *blobBytes) check() string {
 }
 
 func blobTitle(b *blobBytes, kind string) string {
-	return kind + " blob " + b.mediaType + " (" + strconv.Itoa(len(b.body)) + " bytes)"
+	return kind + " blob " + visible.String(b.mediaType) + " (" + strconv.Itoa(len(b.body)) + " bytes)"
 }
 
 // readBlobResource serves pdpp://blob/{connection_id}/{blob_id}: text types

@@ -205,12 +205,12 @@ func checkExpand(ctx context.Context, env *Env, stream, connectionID string, exp
 		switch {
 		case len(rels) == 0:
 			return &toolError{Code: CodeInvalidExpand, Param: "expand",
-				Message: fmt.Sprintf("stream %q advertises no expand_capabilities, so relation %q cannot be expanded; "+
-					"schema(stream) lists the relations a stream can expand (expand=)", stream, rel),
+				Message: fmt.Sprintf("stream %s advertises no expand_capabilities, so relation %s cannot be expanded; "+
+					"schema(stream) lists the relations a stream can expand (expand=)", quoteArg(stream), quoteArg(rel)),
 				Next: "drop expand; read the related stream with query_records instead"}
 		case !ok:
 			return &toolError{Code: CodeInvalidExpand, Param: "expand",
-				Message: fmt.Sprintf("stream %q does not advertise relation %q in expand_capabilities", stream, rel),
+				Message: fmt.Sprintf("stream %s does not advertise relation %s in expand_capabilities", quoteArg(stream), quoteArg(rel)),
 				Next:    next}
 		case !r.usable:
 			why := ""
@@ -218,7 +218,7 @@ func checkExpand(ctx context.Context, env *Env, stream, connectionID string, exp
 				why = " (" + r.reason + ")"
 			}
 			return &toolError{Code: CodeInvalidExpand, Param: "expand",
-				Message: fmt.Sprintf("relation %q of stream %q is advertised but not usable with this grant%s", rel, stream, why),
+				Message: fmt.Sprintf("relation %s of stream %s is advertised but not usable with this grant%s", quoteArg(rel), quoteArg(stream), why),
 				Next:    next}
 		}
 	}
@@ -228,7 +228,7 @@ func checkExpand(ctx context.Context, env *Env, stream, connectionID string, exp
 		n, _ := strconv.Atoi(p.Value)
 		if r.maxLimit > 0 && n > r.maxLimit {
 			return &toolError{Code: CodeInvalidExpand, Param: "expand_limit",
-				Message: fmt.Sprintf("expand_limit.%s is %d but relation %q allows at most %d (max_limit)", rel, n, rel, r.maxLimit),
+				Message: fmt.Sprintf("expand_limit.%s is %d but relation %s allows at most %d (max_limit)", rel, n, quoteArg(rel), r.maxLimit),
 				Next:    fmt.Sprintf("set expand_limit.%s to at most %d", rel, r.maxLimit)}
 		}
 	}

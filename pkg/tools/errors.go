@@ -11,6 +11,8 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Error codes the tools produce themselves. RS codes (invalid_request,
@@ -193,19 +195,25 @@ type errorBody struct {
 }
 
 // errorResult renders err as an isError result: the text a model reads and
-// the same facts as structuredContent.error.
+// the same facts as structuredContent.error, whose message and next step
+// are shown under the visible rule as in the text (they quote the RS and
+// the arguments).
 func errorResult(env *Env, err error) *mcp.CallToolResult {
 	f := classify(env, err)
+	sf := *f
+	sf.Message, sf.Next = visible.String(f.Message), visible.String(f.Next)
 	res := &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: f.text()}},
-		StructuredContent: &errorBody{Error: f},
+		StructuredContent: &errorBody{Error: &sf},
 	}
 	res.SetError(err)
 	return res
 }
 
 // text is a header line of handles, the message, the candidates when the RS
-// named any, and the next step.
+// named any, and the next step. Messages are composed raw (they quote the RS
+// and the arguments with visible.Quote) and rendered under the visible rule
+// here, once.
 func (f *failure) text() string {
 	var b strings.Builder
 	msg := f.Message
@@ -215,7 +223,7 @@ func (f *failure) text() string {
 		f = &g
 	}
 	header(&b, f)
-	line(&b, "message", msg)
+	line(&b, "message", visible.String(msg))
 	if len(f.AvailableConnections) > 0 {
 		list := connectionList(f.AvailableConnections)
 		if f.OmittedConnections > 0 {
@@ -223,7 +231,7 @@ func (f *failure) text() string {
 		}
 		line(&b, "available_connections", list)
 	}
-	line(&b, "next", f.Next)
+	line(&b, "next", visible.String(f.Next))
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
@@ -278,20 +286,31 @@ func connectionList(conns []rs.Connection) string {
 		if key == "" {
 			key = c.ConnectorID
 		}
-		parts = append(parts, connectionItem(c.ConnectionID, c.DisplayName, key))
+		parts = append(parts, connectionItem(inline, c.ConnectionID, c.DisplayName, key))
 	}
 	return strings.Join(parts, "|")
 }
 
-func connectionItem(id, displayName, connectorKey string) string {
-	s := "{connection_id:" + inline(id)
+// connectionItem writes one candidate with q: inline for text, inlineRaw
+// for a message rendered later.
+func connectionItem(q func(string) string, id, displayName, connectorKey string) string {
+	s := "{connection_id:" + q(id)
 	if displayName != "" {
-		s += ",display_name:" + inline(displayName)
+		s += ",display_name:" + q(displayName)
 	}
 	if connectorKey != "" {
-		s += ",connector_key:" + inline(connectorKey)
+		s += ",connector_key:" + q(connectorKey)
 	}
 	return s + "}"
+}
+
+// inlineRaw is inline for a message, which is rendered under the visible
+// rule when shown: quoted (visible.Quote) when it has a separator.
+func inlineRaw(s string) string {
+	if !strings.ContainsFunc(s, isInlineSeparator) && visible.Clean(s) {
+		return s
+	}
+	return visible.Quote(s)
 }
 
 // scopeMessage says what a scope refusal means for the model ("" for any
@@ -341,7 +360,7 @@ func rsAdvice(env *Env, e *rs.Error) string {
 			if i == maxListedConnections {
 				break
 			}
-			ids = append(ids, strconv.Quote(c.ConnectionID))
+			ids = append(ids, visible.Quote(c.ConnectionID))
 		}
 		next := "call again with connection_id set to one of " + strings.Join(ids, ", ")
 		if len(e.AvailableConnections) > maxListedConnections || e.OmittedConnections > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // DefaultFetchTextChars bounds fetch's document text (code points) when
@@ -126,7 +127,7 @@ func (a *fetchArgs) check() error {
 	for _, f := range a.Fields {
 		if !evidence.FieldPathOK(f) {
 			return &toolError{Code: CodeInvalidArguments, Param: "fields",
-				Message: fmt.Sprintf("fields entry %s is not a top-level field name (the RS splits fields on commas and trims spaces)", strconv.Quote(f)),
+				Message: fmt.Sprintf("fields entry %s is not a top-level field name (the RS splits fields on commas and trims spaces)", quoteArg(f)),
 				Next:    "pass field names exactly as schema(stream) lists them"}
 		}
 	}
@@ -187,7 +188,7 @@ func blobLinks(l *links, connection string, v gjson.Result, depth int) {
 			if b.HasSize {
 				size = &b.SizeBytes
 			}
-			l.blob(h.URI(), b.MIMEType, size)
+			l.blob(h.URI(), visible.String(b.MIMEType), size)
 		}
 		return
 	}
@@ -234,7 +235,12 @@ type fetchMeta struct {
 	Expanded      json.RawMessage `json:"expanded,omitempty"`
 	Warnings      []string        `json:"warnings,omitempty"`
 	ContentLadder *evidence.Entry `json:"content_ladder,omitempty"`
+	// HiddenMarks says how many hidden-character marks the document holds
+	// (visible.Note); absent when none.
+	HiddenMarks string `json:"hidden_marks,omitempty"`
 }
+
+func (d *fetchDoc) noteHidden(note string) { d.Metadata.HiddenMarks = note }
 
 // textFields are the fields fetch shows as the document text, in order.
 var textFields = []string{"text", "content", "body", "summary"}
@@ -261,19 +267,21 @@ func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte
 	contID := cont.String()
 	declared := roles.lookup(cont.Stream(), cont.ConnectionID())
 
+	// Every string of the document is shown under the visible rule: the
+	// text and title by evidence, the names and labels here.
 	m := fetchMeta{
-		Stream:       cont.Stream(),
-		RecordID:     cont.RecordID(),
-		ConnectionID: cont.ConnectionID(),
-		ConnectorKey: evidence.ShortConnectorKey(firstStr(rec, "connector_key", "connector_id")),
-		DisplayName:  firstStr(rec, "display_name"),
-		EmittedAt:    firstStr(rec, "emitted_at"),
+		Stream:       visible.String(cont.Stream()),
+		RecordID:     visible.String(cont.RecordID()),
+		ConnectionID: visible.String(cont.ConnectionID()),
+		ConnectorKey: visible.String(evidence.ShortConnectorKey(firstStr(rec, "connector_key", "connector_id"))),
+		DisplayName:  visible.String(firstStr(rec, "display_name")),
+		EmittedAt:    visible.String(firstStr(rec, "emitted_at")),
 	}
 	limit := cmp.Or(env.FetchTextChars, DefaultFetchTextChars)
 	doc := &fetchDoc{
-		ID:    requested,
+		ID:    visible.String(requested),
 		Title: evidence.Title(rec, evidence.TitleOptions{PrimaryTitleField: declared.title(), EventTimeField: declared.time(), Stream: cont.Stream(), Fallback: requested}),
-		URL:   documentURL(base, cont, rec, payload),
+		URL:   visible.String(documentURL(base, cont, rec, payload)),
 	}
 
 	textField := ""
@@ -326,7 +334,7 @@ func fetchDocument(env *Env, base, requested string, id resultid.ID, body []byte
 	m.Expanded = expandedIDs(rec.Get("expanded"), scope)
 	rec.Get("meta.warnings").ForEach(func(_, w gjson.Result) bool {
 		if c := w.Get("code").Str; c != "" {
-			m.Warnings = append(m.Warnings, c)
+			m.Warnings = append(m.Warnings, visible.String(c))
 		}
 		return true
 	})
@@ -407,7 +415,7 @@ func expandedIDs(exp gjson.Result, scope evidence.Scope) json.RawMessage {
 		case v.IsObject():
 			rows = []gjson.Result{v}
 		}
-		w.key(rel.Str)
+		w.key(visible.String(rel.Str))
 		w.beginObject()
 		w.key("ids")
 		w.beginArray()

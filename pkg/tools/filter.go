@@ -65,7 +65,7 @@ func parseFilter(b []byte) ([]rs.Param, error) {
 			err = filterError("filter key " + quoteArg(field) + " " + nameProblem(field, false))
 			return false
 		case strings.ContainsAny(field, "[]"):
-			err = filterError("filter key " + strconv.Quote(field) +
+			err = filterError("filter key " + quoteArg(field) +
 				" must be an advertised field name, not pre-encoded bracket syntax")
 			return false
 		}
@@ -75,7 +75,7 @@ func parseFilter(b []byte) ([]rs.Param, error) {
 				n++
 				name := op.String()
 				if !isRangeOp(name) {
-					err = filterError("filter." + field + " uses operator " + strconv.Quote(name) +
+					err = filterError("filter." + field + " uses operator " + quoteArg(name) +
 						"; range operators are gte, gt, lte and lt")
 					return false
 				}
@@ -174,7 +174,7 @@ func parseExpandLimit(b []byte) ([]rs.Param, error) {
 		case nameProblem(rel, false) != "":
 			err = expandError("expand_limit key " + quoteArg(rel) + " " + nameProblem(rel, false))
 		case strings.ContainsAny(rel, "[]"):
-			err = expandError("expand_limit key " + strconv.Quote(rel) + " must be a relation name, not pre-encoded bracket syntax")
+			err = expandError("expand_limit key " + quoteArg(rel) + " must be a relation name, not pre-encoded bracket syntax")
 		case v.Type != gjson.Number || v.Num < 1 || v.Num != math.Trunc(v.Num) || v.Num > math.MaxInt32:
 			err = expandError("expand_limit." + rel + " must be a positive integer; got " + clip(v.Raw, 40))
 		}

@@ -2,10 +2,11 @@ package tools
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Argument size limits. They bound what one call makes this server hold and
@@ -175,6 +176,7 @@ func tooLarge(param, msg string) *toolError {
 		Next: "shorten " + param + " (the limits are in the tool documentation) and call again"}
 }
 
-// quoteArg shows a rejected value with control characters escaped, cut to a
-// readable length.
-func quoteArg(s string) string { return strconv.Quote(clip(strings.ToValidUTF8(s, "\uFFFD"), 80)) }
+// quoteArg shows a rejected value in a message, cut to a readable length.
+// Characters a person cannot see stay for the visible rule to mark when the
+// message is shown (visible.Quote).
+func quoteArg(s string) string { return visible.Quote(clip(strings.ToValidUTF8(s, "\uFFFD"), 80)) }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // maxLinks bounds the resource_link blocks of one result; the text handles
@@ -49,7 +50,7 @@ func (l *links) record(id string) {
 }
 
 // blob links a blob handle that names its connection (only those match
-// the resource template).
+// the resource template). mimeType is already under the visible rule.
 func (l *links) blob(handle, mimeType string, size *int64) {
 	if l.full() {
 		return
@@ -58,7 +59,7 @@ func (l *links) blob(handle, mimeType string, size *int64) {
 	if err != nil || h.ConnectionID() == "" {
 		return
 	}
-	l.add(&mcp.ResourceLink{URI: h.ResourceURI(), Name: h.BlobID(), MIMEType: mimeType, Size: size})
+	l.add(&mcp.ResourceLink{URI: h.ResourceURI(), Name: visible.String(h.BlobID()), MIMEType: mimeType, Size: size})
 }
 
 // entry links a ladder entry's record and its blobs.

@@ -139,8 +139,8 @@ func checkExpandArgs(ctx context.Context, env *Env, stream, connectionID string,
 	for _, p := range limits {
 		if rel := relation(p); !slices.Contains(expand, rel) {
 			return &toolError{Code: CodeInvalidExpand, Param: "expand_limit",
-				Message: fmt.Sprintf("expand_limit names relation %q, which is not in expand", rel),
-				Next:    fmt.Sprintf("add %q to expand, or drop it from expand_limit", rel)}
+				Message: fmt.Sprintf("expand_limit names relation %s, which is not in expand", quoteArg(rel)),
+				Next:    fmt.Sprintf("add %s to expand, or drop it from expand_limit", quoteArg(rel))}
 		}
 	}
 	if len(expand) == 0 {

@@ -16,6 +16,8 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // CodeInvalidSelector: the read_record_field arguments do not name one record
@@ -136,7 +138,7 @@ func (a *readFieldArgs) request() (*fieldRead, error) {
 	}
 	if !evidence.FieldPathOK(a.FieldPath) {
 		return nil, &toolError{Code: CodeInvalidArguments, Param: "field_path",
-			Message: fmt.Sprintf("field_path %s is not a top-level field name: it is empty, \".\" or \"..\", has surrounding spaces, or contains /, \\, a comma or a control character", strconv.Quote(a.FieldPath)),
+			Message: fmt.Sprintf("field_path %s is not a top-level field name: it is empty, \".\" or \"..\", has surrounding spaces, or contains /, \\, a comma or a control character", quoteArg(a.FieldPath)),
 			Next:    "pass a field_path exactly as a content ladder or schema(stream) names it"}
 	}
 	switch {
@@ -187,7 +189,12 @@ type window struct {
 	win       gjson.Result
 	// withheld is true when the window text is base64 binary, which is
 	// never shown.
-	withheld  bool
+	withheld bool
+	// shown is the window's text as the model sees it (under the visible
+	// rule); shownEnd, when set, is where it stops in the field because
+	// marks took the room of the window's end (see shownText).
+	shown     string
+	shownEnd  *int
 	warnings  string
 	requestID string
 	// baseURL is the provider that answered ("" when unknown).
@@ -246,7 +253,26 @@ func readWindow(ctx context.Context, env *Env, r *fieldRead) (*window, error) {
 		w.field = p.Str
 	}
 	w.withheld = evidence.LooksBinary(win.Get("text").Str)
+	if !w.withheld {
+		w.show()
+	}
 	return w, nil
+}
+
+// show renders the RS window's text under the visible rule, within the
+// window's limit_chars.
+func (w *window) show() {
+	text := w.win.Get("text").Str
+	limit := int(w.win.Get("limit_chars").Int())
+	if limit <= 0 {
+		limit = max(evidence.Len(text), evidence.DefaultWindowChars)
+	}
+	shown, n, whole := shownText(text, limit)
+	w.shown = shown
+	if !whole {
+		end := int(w.win.Get("start_chars").Int()) + n
+		w.shownEnd = &end
+	}
 }
 
 // jsonWindow serves a window of a field the RS will not window because it
@@ -287,14 +313,15 @@ func jsonWindow(ctx context.Context, env *Env, r *fieldRead, refusal *rs.Error) 
 	fw, found := evidence.WindowOf(evidence.VisibleJSONIn(v, conn), sel)
 	if !found {
 		return nil, &toolError{Code: CodeQueryNotFound, Param: "q",
-			Message: fmt.Sprintf("q %s does not occur in the JSON rendering of field %s", strconv.Quote(r.q), strconv.Quote(r.field)),
+			Message: fmt.Sprintf("q %s does not occur in the JSON rendering of field %s", quoteArg(r.q), visible.Quote(r.field)),
 			Next:    "read the field with offset_chars instead, or search for a shorter substring"}
 	}
 	b, err := json.Marshal(fw)
 	if err != nil {
 		return nil, fmt.Errorf("read_record_field: window: %w", err)
 	}
-	w := &window{id: r.id, field: r.field, fieldType: "json", win: gjson.ParseBytes(b), requestID: resp.RequestID, baseURL: resp.BaseURL}
+	// The JSON rendering is already under the visible rule.
+	w := &window{id: r.id, field: r.field, fieldType: "json", win: gjson.ParseBytes(b), shown: fw.Text, requestID: resp.RequestID, baseURL: resp.BaseURL}
 	if c := rec.Get("connection_id"); c.Type == gjson.String && c.Str != "" && !r.id.HasConnection() {
 		if id, err := r.id.WithConnection(c.Str); err == nil {
 			w.id = id
@@ -307,14 +334,18 @@ func jsonWindow(ctx context.Context, env *Env, r *fieldRead, refusal *rs.Error) 
 // at the offset in key (next_offset_chars or previous_offset_chars), or nil.
 func (w *window) continuation(key string) *evidence.Read {
 	off := w.win.Get(key)
-	if off.Type != gjson.Number {
+	at := int(off.Int())
+	switch {
+	case key == "next_offset_chars" && w.shownEnd != nil:
+		at = *w.shownEnd
+	case off.Type != gjson.Number:
 		return nil
 	}
 	limit := int(w.win.Get("limit_chars").Int())
 	if limit <= 0 {
 		limit = evidence.DefaultWindowChars
 	}
-	r := evidence.FieldRead(w.id.String(), w.field, int(off.Int()), limit)
+	r := evidence.FieldRead(w.id.String(), w.field, at, limit)
 	return &r
 }
 
@@ -326,6 +357,9 @@ func (w *window) continuation(key string) *evidence.Read {
 //	<window text>
 func (w *window) text() string {
 	num := func(k string) string {
+		if w.shownEnd != nil && (k == "end_chars" || k == "next_offset_chars") {
+			return strconv.Itoa(*w.shownEnd)
+		}
 		if v := w.win.Get(k); v.Type == gjson.Number {
 			return v.Raw
 		}
@@ -337,7 +371,7 @@ func (w *window) text() string {
 		b.WriteString(" type=" + w.fieldType)
 	}
 	b.WriteString(" chars=" + num("start_chars") + ".." + num("end_chars") + " total_chars=" + num("total_chars"))
-	complete := w.win.Get("complete").Type == gjson.True
+	complete := w.win.Get("complete").Type == gjson.True && w.shownEnd == nil
 	next, prev := w.continuation("next_offset_chars"), w.continuation("previous_offset_chars")
 	// complete=false reads as "read on"; the last window says it ends.
 	if complete || next != nil {
@@ -376,7 +410,7 @@ func (w *window) text() string {
 	if w.withheld {
 		b.WriteString("[window text withheld: the field holds base64-encoded binary, which is never shown as text]")
 	} else {
-		b.WriteString(w.win.Get("text").Str)
+		b.WriteString(w.shown)
 	}
 	return b.String()
 }
@@ -431,7 +465,7 @@ func (w *window) structured(env *Env) *readFieldResult {
 		ProviderURL: cmp.Or(w.baseURL, env.ProviderURL),
 		RequestID:   w.requestID,
 	}
-	if w.win.Get("complete").Type != gjson.True {
+	if w.win.Get("complete").Type != gjson.True || w.shownEnd != nil {
 		res.Next, res.Previous = w.continuation("next_offset_chars"), w.continuation("previous_offset_chars")
 	}
 	return res
@@ -473,6 +507,20 @@ func idError(param string, err error) error {
 		te.Next = "drop connection_id (the id already names its connection), or pass an id without one"
 	}
 	return te
+}
+
+// shownText renders the text of a window under the visible rule for text
+// values (hidden characters and hidden HTML parts marked) within
+// limit code points: the rendering, how many code points of text it shows,
+// and whether that is all of them. Marks are longer than the characters they
+// stand for; a window they would push over its limit ends early instead, and
+// the next read starts where it ends.
+func shownText(text string, limit int) (string, int, bool) {
+	if visible.Text.Clean(text) {
+		return text, evidence.Len(text), true
+	}
+	b, n, whole := visible.Text.AppendPrefix(make([]byte, 0, len(text)+64), text, limit)
+	return string(b), n, whole
 }
 
 // compactJSON marshals v without HTML escaping, for arguments shown in text.

@@ -14,6 +14,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Resource templates. They serve hosts that read resources; nothing a
@@ -169,6 +170,14 @@ func readStreamResource(ctx context.Context, env *Env, uri string) (*mcp.Resourc
 	if err != nil {
 		return nil, idError("uri", err)
 	}
+	// A name a tool showed with a mark reads the stream the RS named.
+	if conn, err = visible.Decode(conn); err == nil {
+		name, err = visible.Decode(name)
+	}
+	if err != nil {
+		return nil, &toolError{Code: resultid.CodeInvalidResourceURI, Param: "uri", Message: "the stream URI " + err.Error(),
+			Next: "use a stream name as schema shows it whole"}
+	}
 	path := rs.Path("v1", "streams", name)
 	var q rs.Query
 	if conn != "" {
@@ -178,7 +187,9 @@ func readStreamResource(ctx context.Context, env *Env, uri string) (*mcp.Resourc
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ResourceContents{MIMEType: "application/json", Text: string(body)}, nil
+	// The RS's stream metadata, with every string the visible rule changes
+	// rendered (names and labels are written by connectors and people).
+	return &mcp.ResourceContents{MIMEType: "application/json", Text: string(visible.JSONText(body))}, nil
 }
 
 func readRecordResource(ctx context.Context, env *Env, uri string) (*mcp.ResourceContents, error) {
@@ -215,7 +226,7 @@ func readFieldWindowResource(ctx context.Context, env *Env, uri string) (*mcp.Re
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ResourceContents{MIMEType: "text/plain", Text: w.text()}, nil
+	return &mcp.ResourceContents{MIMEType: "text/plain", Text: finishText(w.text())}, nil
 }
 
 // resourceError is the JSON-RPC error of a failed resource read, from the

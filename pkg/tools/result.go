@@ -11,6 +11,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // readResult is the structuredContent of the read tools. Data is the RS
@@ -46,12 +47,35 @@ func success(text string, sc *readResult) *mcp.CallToolResult {
 // structured copy derived from the text (jsonw.Twice). A document that
 // cannot be encoded stays as it is, for the server's encoding check to
 // report.
-func documentResult(doc any, extra []mcp.Content) *mcp.CallToolResult {
-	text, enc, err := jsonw.Twice(doc)
+//
+// Its strings were rendered under the visible rule as the document was
+// built; a hidden character that got through anyway (raw, or as an escape
+// of a control character) is marked here, in text and structured copy
+// alike. A document that holds marks says how many in its metadata.
+func documentResult(doc hiddenNoter, extra []mcp.Content) *mcp.CallToolResult {
+	text, err := jsonw.MarshalNoEscape(doc)
 	if err != nil {
 		return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: "null"}}, extra...), StructuredContent: doc}
 	}
-	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, extra...), StructuredContent: enc}
+	text = visible.MarkHiddenJSON(text)
+	shown := string(text)
+	if n := visible.Count(shown); n > 0 {
+		doc.noteHidden(visible.Note(n))
+		if t, err := jsonw.MarshalNoEscape(doc); err == nil {
+			text = visible.MarkHiddenJSON(t)
+			shown = string(text)
+		}
+	}
+	enc, err := jsonw.AppendRaw(make([]byte, 0, len(text)+len(text)/16), text)
+	if err != nil {
+		return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: "null"}}, extra...), StructuredContent: doc}
+	}
+	return &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: shown}}, extra...), StructuredContent: jsonw.Encoded(enc)}
+}
+
+// hiddenNoter is a document that can carry the visible rule's note.
+type hiddenNoter interface {
+	noteHidden(note string)
 }
 
 // encode writes r as json.Marshal would, copying the RS's bytes through one
@@ -131,14 +155,19 @@ func orUnknown(s string) string {
 	return s
 }
 
-// jsonString quotes s as a JSON string without HTML escaping, for handles in
-// text (display_name="Work Gmail").
+// jsonString quotes s, a string from the RS or an argument, as a JSON string
+// for text (display_name="Work Gmail"): its rendering under the visible
+// rule, quoted as shownJSON quotes.
+func jsonString(s string) string { return shownJSON(visible.String(s)) }
+
+// shownJSON quotes s, text already under the visible rule, as a JSON string
+// without HTML escaping.
 //
 // It writes what encoding/json's Encoder with SetEscapeHTML(false) writes:
 // json.Marshal's escaping except that <, > and & stay as they are. Escaping
 // goes code point by code point and those three are single bytes, so the
 // text between them is escaped as Marshal escapes it and they are copied.
-func jsonString(s string) string {
+func shownJSON(s string) string {
 	b := make([]byte, 0, len(s)+2)
 	b = append(b, '"')
 	for {
@@ -159,15 +188,20 @@ func jsonString(s string) string {
 	return string(append(b, '"'))
 }
 
-// inline makes a value safe inside a space- and punctuation-delimited
-// list: a value with a separator (; , [ ] { } | or whitespace) is
-// JSON-quoted, never rewritten, so a display name reads as the person wrote
-// it and an id with a space is still the id ("Personal Mail").
-func inline(s string) string {
+// inline makes a value (from the RS or an argument) safe inside a space-
+// and punctuation-delimited list: its rendering under the visible rule,
+// JSON-quoted when it has a separator (; , [ ] { } | or whitespace; every
+// mark has a space), never otherwise rewritten, so a display name reads as
+// the person wrote it and an id with a space is still the id ("Personal
+// Mail").
+func inline(s string) string { return inlineShown(visible.String(s)) }
+
+// inlineShown is inline of text already under the visible rule.
+func inlineShown(s string) string {
 	if !strings.ContainsFunc(s, isInlineSeparator) {
 		return s
 	}
-	return jsonString(s)
+	return shownJSON(s)
 }
 
 func isInlineSeparator(r rune) bool {

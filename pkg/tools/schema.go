@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 const schemaInput = `{
@@ -179,7 +180,7 @@ func notGranted(ctx context.Context, env *Env, doc gjson.Result, a *schemaArgs) 
 				names = append(names, n)
 			}
 			if n == a.Stream {
-				conns = append(conns, rowConnections(r))
+				conns = append(conns, rowConnections(r, inlineRaw))
 			}
 		}
 	} else if errors.Is(err, context.Canceled) {
@@ -188,10 +189,10 @@ func notGranted(ctx context.Context, env *Env, doc gjson.Result, a *schemaArgs) 
 	if a.ConnectionID != "" && len(conns) > 0 {
 		return &toolError{Code: CodeConnectionNotGranted, Param: "connection_id",
 			Message: fmt.Sprintf("this grant does not include connection_id %s for stream %s; its connections: %s",
-				jsonString(a.ConnectionID), jsonString(a.Stream), strings.Join(conns, "|")),
+				visible.Quote(a.ConnectionID), visible.Quote(a.Stream), strings.Join(conns, "|")),
 			Next: "call schema(stream) with one of those connection_ids, or without connection_id"}
 	}
-	msg := fmt.Sprintf("stream %s is not in this grant", jsonString(a.Stream))
+	msg := fmt.Sprintf("stream %s is not in this grant", visible.Quote(a.Stream))
 	next := "call schema() for the granted streams and use one of them"
 	if len(names) > 0 {
 		shown := names[:min(len(names), maxNamedStreams)]

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Bounds of the schema text. Every cut is announced in the text with the
@@ -85,7 +87,7 @@ func schemaText(doc gjson.Result, stream, connectionID string) string {
 		b.WriteString("\nbearer token_kind=" + inline(kind))
 	}
 	for _, w := range sourceWarnings(doc.Get("meta")) {
-		b.WriteString("\nwarning code=source_unavailable message=" + jsonString(w))
+		b.WriteString("\nwarning code=source_unavailable message=" + shownJSON(w))
 	}
 	if len(rows) == 0 {
 		for i, n := range bareNames {
@@ -169,7 +171,7 @@ func writeStreamLine(b *strings.Builder, r schemaRow, fieldDetail bool, fieldCap
 	if dn := displayName(r); dn != "" {
 		b.WriteString(" display_name=" + jsonString(dn))
 	}
-	b.WriteString(" connections=" + rowConnections(r))
+	b.WriteString(" connections=" + rowConnections(r, inline))
 	if !fieldDetail {
 		return false
 	}
@@ -199,12 +201,12 @@ func writeStreamLine(b *strings.Builder, r schemaRow, fieldDetail bool, fieldCap
 	caps := s.Get("field_capabilities")
 	if caps.IsArray() {
 		caps.ForEach(func(_, v gjson.Result) bool {
-			fields = append(fields, field{v.Get("name").String(), fieldFlags(v)})
+			fields = append(fields, field{v.Get("name").String(), visible.String(fieldFlags(v))})
 			return true
 		})
 	} else {
 		caps.ForEach(func(k, v gjson.Result) bool {
-			fields = append(fields, field{k.String(), fieldFlags(v)})
+			fields = append(fields, field{k.String(), visible.String(fieldFlags(v))})
 			return true
 		})
 	}
@@ -307,8 +309,9 @@ func expandSummary(ex gjson.Result) string {
 }
 
 // rowConnections lists the connections a stream row can be read from: its
-// own set, else its connector's, else the single connection it names.
-func rowConnections(r schemaRow) string {
+// own set, else its connector's, else the single connection it names. q
+// writes each value (see connectionItem).
+func rowConnections(r schemaRow, q func(string) string) string {
 	list := r.stream.Get("granted_connections")
 	if !list.IsArray() || len(list.Array()) == 0 {
 		list = r.connector.Get("granted_connections")
@@ -321,7 +324,7 @@ func rowConnections(r schemaRow) string {
 				parts = append(parts, "more:"+strconv.Itoa(len(all)-i))
 				break
 			}
-			parts = append(parts, connectionItem(c.Get("connection_id").String(), c.Get("display_name").String(),
+			parts = append(parts, connectionItem(q, c.Get("connection_id").String(), c.Get("display_name").String(),
 				c.Get("connector_key").String()))
 		}
 	}
@@ -330,7 +333,7 @@ func rowConnections(r schemaRow) string {
 		if id == "" {
 			return "none"
 		}
-		return connectionItem(id, "", "")
+		return connectionItem(q, id, "", "")
 	}
 	return strings.Join(parts, "|")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // Search bounds.
@@ -135,7 +136,10 @@ type searchResult struct {
 	Stream       string `json:"stream,omitempty"`
 	RecordKey    string `json:"record_key,omitempty"`
 	DisplayName  string `json:"display_name,omitempty"`
-	Snippet      string `json:"snippet,omitempty"`
+	// Title and Snippet are shown under the visible rule, like the text.
+	Snippet string `json:"snippet,omitempty"`
+	// marked is the hit's snippet text read once, for the text line.
+	marked evidence.Marked
 }
 
 type searchStructured struct {
@@ -226,8 +230,10 @@ func hitResult(base string, h *evidence.Hit, scope evidence.Scope, roles *roleTa
 	}
 	if f := roles.lookup(r.Stream, r.ConnectionID).title(); f != "" {
 		opts.PrimaryTitleField = f
+		// The whole snippet, as the RS wrote it: Title applies the
+		// visible rule (and the length bound) to what it picks.
 		if hasText && h.SnippetField() == f {
-			if t := marked.Plain(evidence.TitleMaxChars + 1); !wasCut(t) {
+			if t := marked.Text(); !wasCut(t) {
 				opts.PrimaryTitle = t
 			}
 		}
@@ -235,6 +241,7 @@ func hitResult(base string, h *evidence.Hit, scope evidence.Scope, roles *roleTa
 	r.Title = evidence.Title(h.Raw, opts)
 	if hasText {
 		r.Snippet = marked.Snippet(resultSnippetChars)
+		r.marked = marked
 	}
 	return r
 }
@@ -324,6 +331,9 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 		// connection_id).
 		cursorPages: !pg.hybrid && (top.nextCursor.Str != "" || !rsMore),
 	}
+	if searchMarks(a.tail, results, ladder) {
+		a.reserve = noteRoom
+	}
 	items := searchItems(results, ladder)
 	shown, withReads, size := a.fill(items, len(results))
 	larger := a.largerLists(items, shown, len(results), size, withReads)
@@ -339,7 +349,35 @@ func searchText(top searchTop, results []searchResult, ladder evidence.Ladder, p
 	if f := a.footer(shown, len(results), withReads, larger); f != "" {
 		b.WriteString("\n" + f)
 	}
+	if n := visible.Count(b.String()); n > 0 {
+		b.WriteString("\n" + visible.Note(n))
+	}
 	return b.String()
+}
+
+// noteRoom is the room the line counting hidden-character marks takes, for
+// any count a text can hold.
+var noteRoom = 1 + len(visible.Note(99999))
+
+// searchMarks reports whether the text of an answer may hold marks: its
+// header tail does, or a hit's title, snippet, labels or evidence read do.
+func searchMarks(tail string, results []searchResult, ladder evidence.Ladder) bool {
+	if strings.Contains(tail, visible.Open) {
+		return true
+	}
+	for _, e := range ladder.Records {
+		if len(e.FieldWindows) > 0 && (strings.Contains(e.FieldWindows[0].FieldPath, visible.Open) ||
+			strings.Contains(e.FieldWindows[0].Read.Args.Q, visible.Open)) {
+			return true
+		}
+	}
+	for _, r := range results {
+		if strings.Contains(r.Title, visible.Open) || strings.Contains(r.Snippet, visible.Open) ||
+			!visible.Clean(r.ConnectionID) || !visible.Clean(r.ConnectorKey) || !visible.Clean(r.Stream) || !visible.Clean(r.DisplayName) {
+			return true
+		}
+	}
+	return false
 }
 
 // searchTail is what follows the header's count: the page's handles
@@ -398,6 +436,9 @@ type searchAdvice struct {
 	tail                 string
 	pg                   searchPage
 	hasMore, cursorPages bool
+	// reserve is room kept for the line that counts marks (noteRoom) when
+	// the answer may hold some.
+	reserve int
 }
 
 func (a searchAdvice) header(shown, n int) string {
@@ -466,7 +507,7 @@ func (a searchAdvice) footer(shown, n int, withReads, larger bool) string {
 
 // total is the size of the answer whose listed lines take size bytes.
 func (a searchAdvice) total(size, shown, n int, withReads, larger bool) int {
-	t := len(a.header(shown, n)) + size
+	t := len(a.header(shown, n)) + size + a.reserve
 	if f := a.footer(shown, n, withReads, larger); f != "" {
 		t += 1 + len(f)
 	}
@@ -512,7 +553,8 @@ func searchItems(results []searchResult, ladder evidence.Ladder) []searchItem {
 		it := searchItem{n: i + 1, result: &results[i]}
 		// fill shows the reads of the first searchTextReads items only.
 		if w, ok := reads[r.ID]; ok && len(items) < searchTextReads {
-			it.read = "\n   evidence field_path=" + inline(w.FieldPath) + " read_record_field args=" + compactJSON(w.Read.Args)
+			// Ladder strings are already under the visible rule.
+			it.read = "\n   evidence field_path=" + inlineShown(w.FieldPath) + " read_record_field args=" + compactJSON(w.Read.Args)
 		}
 		items = append(items, it)
 	}
@@ -574,17 +616,19 @@ func hitLine(n int, r searchResult) string {
 	if r.Stream != "" {
 		b.WriteString(" stream=" + inline(shorten(r.Stream, 60)))
 	}
-	// A title built from the source label already names it.
-	if r.DisplayName != "" && !strings.HasPrefix(r.Title, r.DisplayName+" / ") {
+	// A title built from the source label already names it. The title and
+	// snippet are already under the visible rule; the labels are not.
+	if r.DisplayName != "" && !strings.HasPrefix(r.Title, visible.String(r.DisplayName)+" / ") {
 		b.WriteString(" display_name=" + jsonString(shorten(r.DisplayName, 60)))
 	}
 	if r.Title != "" && r.Title != r.ID {
-		b.WriteString(" title=" + jsonString(shorten(r.Title, 80)))
+		t, _ := visible.CutShown(r.Title, 80)
+		b.WriteString(" title=" + shownJSON(t))
 	}
 	// A snippet that is the whole title adds only its highlights.
 	if r.Snippet != "" {
-		if m := evidence.Mark(r.Snippet); m.Plain(evidence.TitleMaxChars+1) != r.Title {
-			b.WriteString(" snippet=" + jsonString(m.Snippet(96)))
+		if m := r.marked; m.Plain(evidence.TitleMaxChars+1) != r.Title {
+			b.WriteString(" snippet=" + shownJSON(m.Snippet(96)))
 		}
 	}
 	return b.String()

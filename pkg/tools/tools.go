@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/visible"
 )
 
 // RS is the resource-server client the tools read through. Errors are
@@ -152,18 +154,52 @@ func (s *spec[A]) handler(env *Env) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var a A
 		if err := s.validate(req.Params.Arguments, &a); err != nil {
-			return errorResult(env, err), nil
+			return shown(errorResult(env, err)), nil
 		}
 		res, err := s.run(ctx, env, &a)
 		if err != nil {
 			env.Logger.DebugContext(ctx, "tool call failed", append([]any{"tool", s.def.Name}, errorAttrs(env, err)...)...)
-			return errorResult(env, err), nil
+			return shown(errorResult(env, err)), nil
 		}
 		if len(res.Content) > 1 && !linksAllowed(req) {
 			res.Content = withoutLinks(res.Content)
 		}
-		return res, nil
+		return shown(res), nil
 	}
+}
+
+// shown finishes the text blocks of a result under the visible rule. Each
+// string from the RS was rendered as the text was built; this marks any
+// hidden character that still got through, and ends a text that holds marks
+// with the note that says how many, so the model knows it is reading text
+// written to hide something. A JSON document (fetch) gets the same from
+// documentResult, with the note in its metadata.
+func shown(res *mcp.CallToolResult) *mcp.CallToolResult {
+	for _, c := range res.Content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		// Only fetch's document starts with "{", and documentResult has
+		// passed it through the net already (as JSON, in text and
+		// structured copy alike): scanning it twice would only cost time.
+		if strings.HasPrefix(t.Text, "{") {
+			continue
+		}
+		t.Text = finishText(t.Text)
+	}
+	return res
+}
+
+// finishText is shown for one text that is not a JSON document: any hidden
+// character left marked, and the note when it holds marks (unless the text
+// ends with it already: a bounded text counts it in its budget).
+func finishText(s string) string {
+	s = visible.MarkHidden(s)
+	if n := visible.Count(s); n > 0 && !strings.Contains(s, "\nhidden_marks=") {
+		s += "\n" + visible.Note(n)
+	}
+	return s
 }
 
 // readOnly is the annotation block every PDPP tool carries: the tools only
