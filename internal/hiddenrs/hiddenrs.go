@@ -151,12 +151,15 @@ func record(conn, key string) string {
 // more than a bounded text can show whole.
 const Pages = 8
 
-// Record returns the body of a records list of n records, as sent: the
-// record every read finds, then others like it.
-func Record(n int) string {
-	rows := []string{record(Conn, RecordKey)}
+// Record returns the body of a records list of n records of conn (Conn
+// when empty), as sent: the record every read finds, then others like it.
+func Record(conn string, n int) string {
+	if conn == "" {
+		conn = Conn
+	}
+	rows := []string{record(conn, RecordKey)}
 	for i := 2; i <= n; i++ {
-		rows = append(rows, record(Conn, "m"+ZW+strconv.Itoa(i)))
+		rows = append(rows, record(conn, "m"+ZW+strconv.Itoa(i)))
 	}
 	return `{"object":"list","has_more":false,"data":[` + strings.Join(rows, ",") + `],"meta":{"count":{"kind":"exact","value":` +
 		strconv.Itoa(n) + `},"warnings":[]}}`
@@ -266,7 +269,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if l, err := strconv.Atoi(q.Get("limit")); err == nil && l > 0 && l < n {
 			n = l
 		}
-		answer(Record(n))
+		answer(Record(conn, n))
 	case path == "/v1/streams/"+Paged+"/records":
 		answer(`{"object":"list","has_more":true,"next_cursor":` + str("abc"+ZW+"def") + `,"data":[]}`)
 	case path == "/v1/streams/messages/aggregate":

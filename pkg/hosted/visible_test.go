@@ -61,8 +61,8 @@ func TestHiddenTextHosted(t *testing.T) {
 			t.Errorf("%s: does not show %s:\n%s", where, c.Want, text.String())
 		}
 		if c.Tool == "query_records" && !c.Error && !c.Terse {
-			if data := res.Get("structuredContent.data").Raw; data != hiddenrs.Record(1) {
-				t.Errorf("structuredContent.data is not the RS's answer:\n got %s\nwant %s", data, hiddenrs.Record(1))
+			if data := res.Get("structuredContent.data").Raw; data != hiddenrs.Record("", 1) {
+				t.Errorf("structuredContent.data is not the RS's answer:\n got %s\nwant %s", data, hiddenrs.Record("", 1))
 			}
 		}
 	}

@@ -121,8 +121,8 @@ func TestHiddenTextStdio(t *testing.T) {
 					data = d.Raw
 				}
 			}
-			if data != hiddenrs.Record(1) {
-				t.Errorf("structuredContent.data is not the RS's answer:\n got %s\nwant %s", data, hiddenrs.Record(1))
+			if data != hiddenrs.Record("", 1) {
+				t.Errorf("structuredContent.data is not the RS's answer:\n got %s\nwant %s", data, hiddenrs.Record("", 1))
 			}
 		}
 	}
