@@ -56,6 +56,9 @@ func (b *Budget) acquire(ctx context.Context, n int64) (int64, error) {
 		b.held.Add(n)
 		return n, nil
 	}
+	if background(ctx) {
+		return 0, errBusy
+	}
 	wctx, cancel := context.WithTimeout(ctx, b.wait)
 	defer cancel()
 	if err := b.sem.Acquire(wctx, n); err != nil {
@@ -96,6 +99,22 @@ type leaseKey struct{}
 func WithLease(ctx context.Context) (context.Context, func()) {
 	l := &lease{}
 	return context.WithValue(ctx, leaseKey{}, l), l.release
+}
+
+type backgroundKey struct{}
+
+// Background returns a context for reads no caller waits on (work done ahead
+// of need, such as reading what a later answer could use). Such a read
+// never queues for the budget: with no room free it fails at once as busy,
+// so it cannot stand ahead of a caller's read in the queue. Its bytes are
+// released when Get returns, never held by a lease in ctx.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+func background(ctx context.Context) bool {
+	v, _ := ctx.Value(backgroundKey{}).(bool)
+	return v
 }
 
 func (l *lease) add(b *Budget, n int64) bool {
@@ -171,6 +190,10 @@ func (r *reservation) shrink(n int64) {
 
 // end hands the reservation to ctx's lease, or releases it.
 func (r *reservation) end(ctx context.Context) {
+	if background(ctx) {
+		r.b.release(r.n)
+		return
+	}
 	if l, ok := ctx.Value(leaseKey{}).(*lease); ok && l.add(r.b, r.n) {
 		return
 	}

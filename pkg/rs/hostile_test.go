@@ -510,3 +510,38 @@ func TestHostileConcurrentMaximumAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileBudgetBackground: a read done ahead of need never waits for
+// the budget (it would stand ahead of the callers' reads in the queue, and
+// a caller waiting on it then holds its own bytes the while), and never
+// leaves its bytes in the lease of the call that started it.
+func TestHostileBudgetBackground(t *testing.T) {
+	body := []byte(`{"object":"list","has_more":false,"data":[{"t":"` + strings.Repeat("x", 1<<20) + `"}]}`)
+	budget := rs.NewBudget(int64(len(body))+1024, time.Minute)
+	c := hostile(t, answer(200, body), func(o *rs.Options) { o.Budget = budget })
+
+	// The budget is full: a caller's read holds it.
+	ctx, release := rs.WithLease(context.Background())
+	if _, err := c.Get(ctx, recordsPath, nil); err != nil {
+		t.Fatal(err)
+	}
+	bg, cancel := context.WithTimeout(rs.Background(ctx), 5*time.Second)
+	defer cancel()
+	_, err := c.Get(bg, recordsPath, nil)
+	var tr *rs.TransportError
+	if !errors.As(err, &tr) || tr.Code != rs.CodeBusy {
+		t.Fatalf("background Get with the budget full = %v, want %s at once", err, rs.CodeBusy)
+	}
+	release()
+
+	// With room, it reads, and gives the bytes back when Get returns even
+	// though its context carries a lease.
+	ctx, release = rs.WithLease(context.Background())
+	defer release()
+	if _, err := c.Get(rs.Background(ctx), recordsPath, nil); err != nil {
+		t.Fatal(err)
+	}
+	if held := budget.Held(); held != 0 {
+		t.Fatalf("a background read left %d bytes held in its caller's lease", held)
+	}
+}

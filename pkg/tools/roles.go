@@ -267,7 +267,7 @@ func (e *Env) startRoles(ctx context.Context) pendingRoles {
 		}
 		f = &roleFlight{done: make(chan struct{})}
 		c.flights[cred] = f
-		go c.readRoles(context.WithoutCancel(ctx), e, cred, f)
+		go c.readRoles(rs.Background(context.WithoutCancel(ctx)), e, cred, f)
 	}
 	return pendingRoles{flight: f, wait: cmp.Or(e.rolesWait, rolesWait)}
 }
