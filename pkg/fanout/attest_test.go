@@ -433,7 +433,11 @@ func TestToolsNeverActOnWhatAMemberSaidForAnother(t *testing.T) {
 	call("aggregate", map[string]any{"stream": "notes", "metric": "count", "connection_id": attackerConn})
 	call("search", map[string]any{"q": "x", "connection_id": attackerConn})
 	call("search", map[string]any{"q": "x"})
-	call("schema", map[string]any{})
+	// The merged schema leaves out what the member said of others, and its
+	// text says so (not only structuredContent's meta.warnings).
+	if text, _ := call("schema", map[string]any{}); !strings.Contains(text, "warning code=source_entries_refused") {
+		t.Errorf("schema does not show the refusal:\n%s", text)
+	}
 	for _, uri := range []string{
 		"pdpp://record/" + attackerConn + "/notes:stolen",
 		"pdpp://field-window/" + attackerConn + "/notes:stolen?field=body",

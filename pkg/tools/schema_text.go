@@ -87,7 +87,7 @@ func schemaText(doc gjson.Result, stream, connectionID string) string {
 		b.WriteString("\nbearer token_kind=" + inline(kind))
 	}
 	for _, w := range sourceWarnings(doc.Get("meta")) {
-		b.WriteString("\nwarning code=source_unavailable message=" + shownJSON(w))
+		b.WriteString("\nwarning code=" + w.code + " message=" + shownJSON(w.message))
 	}
 	if len(rows) == 0 {
 		for i, n := range bareNames {

@@ -422,7 +422,9 @@ func searchTail(top searchTop, results []searchResult, pg searchPage) string {
 	if w := recallWarning(meta); w != "" {
 		prose = append(prose, w)
 	}
-	prose = append(prose, sourceWarnings(meta)...)
+	for _, w := range sourceWarnings(meta) {
+		prose = append(prose, w.message)
+	}
 	if len(prose) > 0 {
 		tail.WriteString(" — " + strings.Join(prose, " "))
 	}
@@ -707,26 +709,39 @@ func recallWarning(meta gjson.Result) string {
 	return s + "; more matches may exist, so this page is not exhaustive."
 }
 
-// maxSourceWarnings bounds the source_unavailable messages a text repeats.
+// maxSourceWarnings bounds the source messages a text repeats.
 const maxSourceWarnings = 3
 
-// sourceWarnings are the messages of meta.warnings[code=source_unavailable]:
-// a source of a package that did not answer, so the answer is partial.
-func sourceWarnings(meta gjson.Result) []string {
-	var out []string
+// sourceCodes are the warnings a package adds about one of its sources: a
+// source that did not answer (the answer is partial), and a source whose
+// answer named connections it does not hold (those entries are left out).
+var sourceCodes = map[string]bool{
+	"source_unavailable":     true,
+	"source_entries_refused": true,
+	"source_hits_refused":    true,
+}
+
+// sourceWarning is one of those warnings, its message bounded.
+type sourceWarning struct{ code, message string }
+
+// sourceWarnings are the source warnings of meta.warnings, at most
+// maxSourceWarnings of them, then one that counts the rest.
+func sourceWarnings(meta gjson.Result) []sourceWarning {
+	var out []sourceWarning
 	n := 0
 	meta.Get("warnings").ForEach(func(_, w gjson.Result) bool {
-		if w.Get("code").Str != "source_unavailable" {
+		code := w.Get("code").Str
+		if !sourceCodes[code] {
 			return true
 		}
 		n++
 		if len(out) < maxSourceWarnings {
-			out = append(out, evidence.Snippet(w.Get("message").Str, 200))
+			out = append(out, sourceWarning{code, evidence.Snippet(w.Get("message").Str, 200)})
 		}
 		return true
 	})
 	if n > len(out) {
-		out = append(out, fmt.Sprintf("%d more source(s) unavailable (structuredContent.data.meta.warnings).", n-len(out)))
+		out = append(out, sourceWarning{"more_source_warnings", fmt.Sprintf("%d more source warning(s) (structuredContent.data.meta.warnings).", n-len(out))})
 	}
 	return out
 }
