@@ -47,6 +47,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonkeys"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
@@ -556,7 +557,7 @@ func rpcNames(body []byte) (method, tool, dup string) {
 // it or its params repeats.
 func messageNames(m gjson.Result) (method, tool, dup string) {
 	var params gjson.Result
-	dup = repeatedKey(m, func(k string, v gjson.Result) {
+	dup = jsonkeys.Each(m, func(k string, v gjson.Result) {
 		switch k {
 		case "method":
 			method = v.Str
@@ -565,7 +566,7 @@ func messageNames(m gjson.Result) (method, tool, dup string) {
 		}
 	})
 	if dup == "" && params.IsObject() {
-		dup = repeatedKey(params, func(k string, v gjson.Result) {
+		dup = jsonkeys.Each(params, func(k string, v gjson.Result) {
 			if k == "name" {
 				tool = v.Str
 			}
@@ -578,41 +579,6 @@ func messageNames(m gjson.Result) (method, tool, dup string) {
 		tool = ""
 	}
 	return method, tool, dup
-}
-
-// repeatedKey calls each for every key of obj (unescaped) and returns the
-// first key seen twice, or "". A handful of keys is the rule, so they are
-// compared in a slice until there are many.
-func repeatedKey(obj gjson.Result, each func(k string, v gjson.Result)) (dup string) {
-	var few []string
-	var many map[string]struct{}
-	obj.ForEach(func(k, v gjson.Result) bool {
-		key := k.Str
-		if many != nil {
-			if _, ok := many[key]; ok {
-				dup = key
-				return false
-			}
-			many[key] = struct{}{}
-		} else {
-			for _, f := range few {
-				if f == key {
-					dup = key
-					return false
-				}
-			}
-			few = append(few, key)
-			if len(few) > 16 {
-				many = make(map[string]struct{}, 2*len(few))
-				for _, f := range few {
-					many[f] = struct{}{}
-				}
-			}
-		}
-		each(key, v)
-		return true
-	})
-	return dup
 }
 
 // serverFor is the SDK's getServer (asked twice per POST): the server of
