@@ -10,25 +10,31 @@ import "github.com/tidwall/gjson"
 
 // Each calls each for every member of obj in order, with its key unescaped
 // (JSON escapes such as \u005f are decoded, as every reader decodes them),
-// and returns the first key obj holds twice, or "" when every key is
-// distinct. It stops at the repeated key without calling each for it. A
-// handful of keys is the rule, so they are compared in a slice until there
-// are many.
-func Each(obj gjson.Result, each func(k string, v gjson.Result)) (dup string) {
+// and reports the first key obj holds twice: repeated is true and dup is
+// that key (which may be ""). It stops there, without calling each for the
+// second occurrence. Anything but an object has no members: each is not
+// called and nothing is repeated. Only obj's own members are compared, not
+// those of objects nested in it.
+func Each(obj gjson.Result, each func(k string, v gjson.Result)) (dup string, repeated bool) {
+	if !obj.IsObject() {
+		return "", false
+	}
+	// A handful of keys is the rule, so they are compared in a slice until
+	// there are many.
 	var few []string
 	var many map[string]struct{}
 	obj.ForEach(func(k, v gjson.Result) bool {
 		key := k.Str
 		if many != nil {
 			if _, ok := many[key]; ok {
-				dup = key
+				dup, repeated = key, true
 				return false
 			}
 			many[key] = struct{}{}
 		} else {
 			for _, f := range few {
 				if f == key {
-					dup = key
+					dup, repeated = key, true
 					return false
 				}
 			}
@@ -40,8 +46,10 @@ func Each(obj gjson.Result, each func(k string, v gjson.Result)) (dup string) {
 				}
 			}
 		}
-		each(key, v)
+		if each != nil {
+			each(key, v)
+		}
 		return true
 	})
-	return dup
+	return dup, repeated
 }

@@ -370,8 +370,9 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 			return
 		}
 		var dup string
-		st.rpc, st.tool, dup = rpcNames(body)
-		if dup != "" && gjson.ValidBytes(body) {
+		var repeated bool
+		st.rpc, st.tool, dup, repeated = rpcNames(body)
+		if repeated && gjson.ValidBytes(body) {
 			// The log and metrics would name one method while the SDK
 			// ran another: refuse rather than guess.
 			st.reason, st.rpc, st.tool = "duplicate_key", "", ""
@@ -529,35 +530,34 @@ func (h *Handler) readBody(w *recorder, r *http.Request, st *reqState) ([]byte, 
 
 // rpcNames reads the JSON-RPC method and, for tools/call, the tool name, for
 // the access log and metrics, and reports a key that a message, or its
-// params, holds twice. The SDK's decoder keeps the last of duplicate keys
-// and matches them exactly (after unescaping), which is how keys are read
-// here too; nothing else of the body is looked at.
-func rpcNames(body []byte) (method, tool, dup string) {
+// params, holds twice (repeated; dup is the key). The SDK's decoder keeps
+// the last of duplicate keys and matches them exactly (after unescaping),
+// which is how keys are read here too; nothing else of the body is looked
+// at.
+func rpcNames(body []byte) (method, tool, dup string, repeated bool) {
 	b := bytes.TrimSpace(body)
 	if len(b) > 0 && b[0] == '[' {
 		gjson.ParseBytes(b).ForEach(func(_, m gjson.Result) bool {
-			if m.IsObject() {
-				_, _, dup = messageNames(m)
-			}
-			return dup == ""
+			_, _, dup, repeated = messageNames(m)
+			return !repeated
 		})
-		return "batch", "", dup
+		return "batch", "", dup, repeated
 	}
-	method, tool, dup = messageNames(gjson.ParseBytes(b))
+	method, tool, dup, repeated = messageNames(gjson.ParseBytes(b))
 	if len(method) > 64 {
 		method = method[:64]
 	}
 	if len(tool) > 64 {
 		tool = tool[:64]
 	}
-	return method, tool, dup
+	return method, tool, dup, repeated
 }
 
 // messageNames reads one message's method and tool name, and the first key
 // it or its params repeats.
-func messageNames(m gjson.Result) (method, tool, dup string) {
+func messageNames(m gjson.Result) (method, tool, dup string, repeated bool) {
 	var params gjson.Result
-	dup = jsonkeys.Each(m, func(k string, v gjson.Result) {
+	dup, repeated = jsonkeys.Each(m, func(k string, v gjson.Result) {
 		switch k {
 		case "method":
 			method = v.Str
@@ -565,20 +565,20 @@ func messageNames(m gjson.Result) (method, tool, dup string) {
 			params = v
 		}
 	})
-	if dup == "" && params.IsObject() {
-		dup = jsonkeys.Each(params, func(k string, v gjson.Result) {
+	if !repeated {
+		dup, repeated = jsonkeys.Each(params, func(k string, v gjson.Result) {
 			if k == "name" {
 				tool = v.Str
 			}
 		})
-		if dup != "" {
+		if repeated {
 			dup = "params." + dup
 		}
 	}
 	if method != "tools/call" {
 		tool = ""
 	}
-	return method, tool, dup
+	return method, tool, dup, repeated
 }
 
 // serverFor is the SDK's getServer (asked twice per POST): the server of
