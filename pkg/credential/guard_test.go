@@ -426,6 +426,26 @@ func TestGuardProbeDeepBody(t *testing.T) {
 	}
 }
 
+// TestGuardProbeRepeatedKind: a kind check answered with token_kind twice
+// (client first, owner last) gives no verdict, at start-up or in a session:
+// no read is ever made with the token, and each call asks again.
+func TestGuardProbeRepeatedKind(t *testing.T) {
+	f := fixtureWith(t, kind(pdpptest.TokenOwner), "")
+	f.srv.Fault(pdpptest.Fault{Path: "/v1/schema", Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: []byte(`{"object":"schema","bearer":{"token_kind":"client","token\u005fkind":"owner"}}`)})
+	var tr *rs.TransportError
+	if err := f.guard.Probe(context.Background()); !errors.As(err, &tr) || tr.Code != rs.CodeInvalidResponse {
+		t.Fatalf("Probe = %v, want %s", err, rs.CodeInvalidResponse)
+	}
+	for range 2 {
+		var pe *ProbeError
+		if _, err := f.streams(); !errors.As(err, &pe) {
+			t.Fatalf("Get = %v, want a ProbeError", err)
+		}
+	}
+	wantPaths(t, f.paths(), probePath, probePath, probePath)
+}
+
 // A 401 about the stream asked for is a scope refusal: the token still works,
 // so the guard neither re-reads the cache nor reports a rejected credential.
 func TestGuardScopeRefusalIsNotARejection(t *testing.T) {
