@@ -106,6 +106,18 @@ func TestGuardClientToken(t *testing.T) {
 	wantPaths(t, f.paths(), probePath, "/v1/streams", "/v1/streams")
 }
 
+// TestGuardBaseURL: the guard names the resource server it reads, which a
+// fan-out compares to tell whether two grants may share a connection.
+func TestGuardBaseURL(t *testing.T) {
+	f := fixtureWith(t, kind(pdpptest.TokenClient), "")
+	if got := f.guard.BaseURL(); got != f.cache.ProviderURL || got == "" {
+		t.Errorf("BaseURL = %q, want %q", got, f.cache.ProviderURL)
+	}
+	if got := NewGuard(getterFunc(func(context.Context, string, rs.Query) (*rs.Response, error) { return nil, nil }), f.holder, nil).BaseURL(); got != "" {
+		t.Errorf("BaseURL of a guard over a client that does not say = %q", got)
+	}
+}
+
 // fixtureWith starts a double, caches the token pick returns (with extra
 // credential members) and builds a guard from that cache.
 func fixtureWith(t *testing.T, pick func(*pdpptest.Server) string, extra string) *fixture {
