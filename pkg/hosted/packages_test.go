@@ -101,7 +101,9 @@ func TestPackageChildOnAnotherRSCannotClaimAConnection(t *testing.T) {
 	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path != "/v1/search" {
-			hostileReads.Add(1)
+			if strings.HasPrefix(r.URL.Path, "/v1/streams/") {
+				hostileReads.Add(1)
+			}
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = w.Write([]byte(`{"error":{"code":"not_found","message":"Not found","type":"not_found_error"}}`))
 			return
