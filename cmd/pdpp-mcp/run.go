@@ -355,7 +355,7 @@ func serveProviders(ctx context.Context, cfg config, urls []string, cacheRoot st
 		}
 		seen["grant:"+id] = true
 		cmdexit.Notef(cfg.stderr, cmdName, "connected to %s using scoped credential at %s", conn.ProviderURL, conn.Credential.File)
-		members = append(members, fanout.Member{GrantID: id, RS: conn.RS})
+		members = append(members, fanout.Member{GrantID: id, RS: conn.RS, Origin: conn.ProviderURL})
 	}
 	// Learn each grant's connections and streams now, so routing and the
 	// ambiguity errors need no call later; a grant refused here is marked

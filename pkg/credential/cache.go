@@ -33,11 +33,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonkeys"
 )
 
 // Root is the directory holding the credential cache and the rule that chose it.
@@ -184,21 +187,50 @@ func (c Cache) parse(b []byte, now time.Time) (*Credential, error) {
 	if !doc.IsObject() {
 		return nil, invalid("not a JSON object")
 	}
-	cred := doc.Get("credential")
+	// Owner metadata is checked first: an owner credential is refused whatever
+	// else is wrong with it, and the fix differs from an expired grant. Every
+	// occurrence of a key counts, credential included, so a key written twice
+	// cannot hide the marker from this check.
+	type marked struct {
+		r      gjson.Result
+		prefix string
+	}
+	var objs []marked
+	doc.ForEach(func(k, v gjson.Result) bool {
+		if k.Str == "credential" {
+			objs = append(objs, marked{v, "credential."})
+		}
+		return true
+	})
+	owner := ""
+	for _, obj := range append(objs, marked{doc, ""}) {
+		obj.r.ForEach(func(k, v gjson.Result) bool {
+			owner = ownerMarker(k.Str, v, obj.prefix)
+			return owner == ""
+		})
+		if owner != "" {
+			break
+		}
+	}
+	if owner != "" {
+		return nil, errOwnerMetadata(c.ProviderURL, c.File, owner)
+	}
+	// Readers disagree on which of two values of one key counts (this one
+	// would take the first), so a file that repeats a key it is read by is
+	// not used at all.
+	var cred gjson.Result
+	if dup, repeated := jsonkeys.Each(doc, func(k string, v gjson.Result) {
+		if k == "credential" {
+			cred = v
+		}
+	}); repeated {
+		return nil, invalid(fmt.Sprintf("the key %s appears twice", quoteKey(dup)))
+	}
 	if !cred.IsObject() {
 		return nil, invalid("no credential object")
 	}
-	// Owner metadata is checked first: an owner credential is refused whatever
-	// else is wrong with it, and the fix differs from an expired grant.
-	for _, obj := range []struct {
-		r      gjson.Result
-		prefix string
-	}{{cred, "credential."}, {doc, ""}} {
-		for _, k := range ownerKeys {
-			if v := obj.r.Get(gjson.Escape(k)); v.Type == gjson.String && strings.EqualFold(strings.TrimSpace(v.Str), "owner") {
-				return nil, errOwnerMetadata(c.ProviderURL, c.File, obj.prefix+k)
-			}
-		}
+	if dup, repeated := jsonkeys.Each(cred, nil); repeated {
+		return nil, invalid(fmt.Sprintf("the key credential.%s appears twice", quoteKey(dup)))
 	}
 	tok := cred.Get("access_token")
 	switch {
@@ -240,6 +272,15 @@ func (c Cache) parse(b []byte, now time.Time) (*Credential, error) {
 		out.ExpiresAt = t
 	}
 	return out, nil
+}
+
+// ownerMarker is the name of key, under prefix, when it is an owner
+// metadata key whose value says owner; "" otherwise.
+func ownerMarker(key string, v gjson.Result, prefix string) string {
+	if slices.Contains(ownerKeys, key) && v.Type == gjson.String && strings.EqualFold(strings.TrimSpace(v.Str), "owner") {
+		return prefix + key
+	}
+	return ""
 }
 
 func firstString(rs ...gjson.Result) string {

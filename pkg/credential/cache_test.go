@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -145,6 +144,15 @@ func TestLoad(t *testing.T) {
 		{name: "owner role", body: cacheJSON(tok + `,"role":"owner"`), code: CodeOwnerRefused, exit: 77, msg: "credential.role says owner"},
 		{name: "owner at top level", body: `{"role":"owner","credential":{` + tok + `}}`, code: CodeOwnerRefused, exit: 77, msg: "(role says owner)"},
 		{name: "owner beats expiry", body: cacheJSON(tok + `,"kind":"owner","expires_at":"2020-01-01T00:00:00Z"`), code: CodeOwnerRefused, exit: 77},
+		{name: "owner hidden behind a first client kind", body: cacheJSON(tok + `,"token_kind":"client","token_kind":"owner"`), code: CodeOwnerRefused, exit: 77, msg: "credential.token_kind says owner"},
+		{name: "owner escaped, second", body: cacheJSON(tok + `,"role":"client","r\u006fle":"owner"`), code: CodeOwnerRefused, exit: 77, msg: "credential.role says owner"},
+		{name: "owner in a second credential", body: `{"credential":{` + tok + `},"credential":{` + tok + `,"kind":"owner"}}`, code: CodeOwnerRefused, exit: 77, msg: "credential.kind says owner"},
+		{name: "owner at top level, second", body: `{"role":"client","credential":{` + tok + `},"role":"owner"}`, code: CodeOwnerRefused, exit: 77, msg: "(role says owner)"},
+		{name: "token twice", body: cacheJSON(tok + `,"access_token":"other-token"`), code: CodeInvalid, exit: 78, msg: `the key credential."access_token" appears twice`},
+		{name: "credential twice", body: `{"credential":{` + tok + `},"credential":{"access_token":"other-token"}}`, code: CodeInvalid, exit: 78, msg: `the key "credential" appears twice`},
+		{name: "expiry twice, escaped", body: cacheJSON(tok + `,"expires_at":"2020-01-01T00:00:00Z","expires\u005fat":"2099-01-01T00:00:00Z"`), code: CodeInvalid, exit: 78, msg: `"expires_at" appears twice`},
+		{name: "client kind twice is still one file read two ways", body: cacheJSON(tok + `,"token_kind":"client","token_kind":"client"`), code: CodeInvalid, exit: 78, msg: `"token_kind" appears twice`},
+		{name: "repeats in other objects are not read", body: `{"client":{"client_id":"a","client_id":"b"},"credential":{` + tok + `}}`, noExpiry: true},
 		{name: "client kind is fine", body: cacheJSON(tok + `,"pdpp_token_kind":"client"`), scope: "pdpp:read", noExpiry: true},
 		{name: "owner as a non-string is not a marker", body: cacheJSON(tok + `,"role":{"owner":true}`), scope: "pdpp:read", noExpiry: true},
 	} {
@@ -198,15 +206,17 @@ func TestLoadUnreadable(t *testing.T) {
 
 	// A FIFO would block the open until a writer comes; it is refused at
 	// once, as are sockets and devices.
-	c = writeCache(t, "http://localhost:7663", "")
-	if err := os.MkdirAll(filepath.Dir(c.File), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(c.File, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Load(time.Now()); !hasCode(err, CodeInvalid) || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
-		t.Errorf("FIFO: %v, want credential_invalid", err)
+	if haveFIFO {
+		c = writeCache(t, "http://localhost:7663", "")
+		if err := os.MkdirAll(filepath.Dir(c.File), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := mkfifo(c.File); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Load(time.Now()); !hasCode(err, CodeInvalid) || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
+			t.Errorf("FIFO: %v, want credential_invalid", err)
+		}
 	}
 	dev := Cache{ProviderURL: "http://localhost:7664", File: os.DevNull}
 	if _, err := dev.Load(time.Now()); !hasCode(err, CodeInvalid) || !strings.Contains(err.Error(), "a device") {

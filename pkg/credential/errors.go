@@ -2,6 +2,7 @@ package credential
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -158,4 +159,13 @@ func errRejected(url, file string, rsErr *rs.Error) *Error {
 		Message: fmt.Sprintf("The resource server at %s rejected the cached PDPP credential from %s (%s). Run %s again.",
 			url, file, what, connectHint(url)),
 	}
+}
+
+// quoteKey quotes a JSON key read from a file or an answer, for an error
+// message: at most 64 bytes of it, escaped.
+func quoteKey(k string) string {
+	if len(k) > 64 {
+		k = k[:64] + "…"
+	}
+	return strconv.Quote(k)
 }

@@ -92,6 +92,15 @@ func NewGuard(client Getter, h *Holder, log *slog.Logger) *Guard {
 // replaced while it was in flight.
 const maxAttempts = 4
 
+// BaseURL is the base URL of the resource server the guard reads, as its
+// client says it (an *rs.Client does); "" when the client does not say.
+func (g *Guard) BaseURL() string {
+	if b, ok := g.rs.(interface{ BaseURL() string }); ok {
+		return b.BaseURL()
+	}
+	return ""
+}
+
 // Get performs one RS read after the owner check. When the RS rejects the
 // token it re-reads the cache, swaps in a changed credential for the next read
 // and returns a *RejectedError saying which of those happened; the words a

@@ -106,6 +106,18 @@ func TestGuardClientToken(t *testing.T) {
 	wantPaths(t, f.paths(), probePath, "/v1/streams", "/v1/streams")
 }
 
+// TestGuardBaseURL: the guard names the resource server it reads, which a
+// fan-out compares to tell whether two grants may share a connection.
+func TestGuardBaseURL(t *testing.T) {
+	f := fixtureWith(t, kind(pdpptest.TokenClient), "")
+	if got := f.guard.BaseURL(); got != f.cache.ProviderURL || got == "" {
+		t.Errorf("BaseURL = %q, want %q", got, f.cache.ProviderURL)
+	}
+	if got := NewGuard(getterFunc(func(context.Context, string, rs.Query) (*rs.Response, error) { return nil, nil }), f.holder, nil).BaseURL(); got != "" {
+		t.Errorf("BaseURL of a guard over a client that does not say = %q", got)
+	}
+}
+
 // fixtureWith starts a double, caches the token pick returns (with extra
 // credential members) and builds a guard from that cache.
 func fixtureWith(t *testing.T, pick func(*pdpptest.Server) string, extra string) *fixture {
@@ -424,6 +436,26 @@ func TestGuardProbeDeepBody(t *testing.T) {
 	if !errors.As(err, &tr) || tr.Code != rs.CodeInvalidResponse {
 		t.Fatalf("Probe = %v, want %s", err, rs.CodeInvalidResponse)
 	}
+}
+
+// TestGuardProbeRepeatedKind: a kind check answered with token_kind twice
+// (client first, owner last) gives no verdict, at start-up or in a session:
+// no read is ever made with the token, and each call asks again.
+func TestGuardProbeRepeatedKind(t *testing.T) {
+	f := fixtureWith(t, kind(pdpptest.TokenOwner), "")
+	f.srv.Fault(pdpptest.Fault{Path: "/v1/schema", Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: []byte(`{"object":"schema","bearer":{"token_kind":"client","token\u005fkind":"owner"}}`)})
+	var tr *rs.TransportError
+	if err := f.guard.Probe(context.Background()); !errors.As(err, &tr) || tr.Code != rs.CodeInvalidResponse {
+		t.Fatalf("Probe = %v, want %s", err, rs.CodeInvalidResponse)
+	}
+	for range 2 {
+		var pe *ProbeError
+		if _, err := f.streams(); !errors.As(err, &pe) {
+			t.Fatalf("Get = %v, want a ProbeError", err)
+		}
+	}
+	wantPaths(t, f.paths(), probePath, probePath, probePath)
 }
 
 // A 401 about the stream asked for is a scope refusal: the token still works,

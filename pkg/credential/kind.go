@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonkeys"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -30,7 +31,9 @@ type Verdict struct {
 // GET /v1/schema?view=compact, field bearer.token_kind. It needs no
 // credential file, so it serves any bearer. An RS or transport failure is
 // returned wrapped (the *rs.Error stays reachable with errors.As); a token
-// the RS refuses (see Rejection) is such an error.
+// the RS refuses (see Rejection) is such an error. An answer that cannot be
+// read with certainty (not JSON, too deep, or holding bearer or one of its
+// keys twice) is a *ProbeError wrapping rs_invalid_response: no verdict.
 func ProbeKind(ctx context.Context, get Getter) (Verdict, error) {
 	resp, err := get.Get(ctx, "/v1/schema", rs.Query{{Key: "view", Value: "compact"}})
 	if err != nil {
@@ -45,21 +48,45 @@ func ProbeKind(ctx context.Context, get Getter) (Verdict, error) {
 	// The RS client already refuses deep bodies; a Getter that is not that
 	// client must not be able to crash the check either, so look again
 	// before gjson's recursive walk.
+	invalid := func(err error) error {
+		return &ProbeError{Err: &rs.TransportError{Code: rs.CodeInvalidResponse, Status: resp.Status,
+			RequestID: resp.RequestID, BaseURL: resp.BaseURL, Err: err}}
+	}
 	if err := rs.CheckDepth(resp.Body, rs.MaxDepth); err != nil {
-		return Verdict{}, &ProbeError{Err: &rs.TransportError{
-			Code: rs.CodeInvalidResponse, Status: resp.Status, RequestID: resp.RequestID, BaseURL: resp.BaseURL, Err: err}}
+		return Verdict{}, invalid(err)
 	}
 	if !gjson.ValidBytes(resp.Body) { // gjson reads broken JSON leniently
-		return Verdict{}, &ProbeError{Err: &rs.TransportError{Code: rs.CodeInvalidResponse, Status: resp.Status,
-			RequestID: resp.RequestID, BaseURL: resp.BaseURL, Err: errors.New("the answer is not JSON")}}
+		return Verdict{}, invalid(errors.New("the answer is not JSON"))
 	}
-	b := gjson.GetBytes(resp.Body, "bearer")
-	kind := b.Get("token_kind")
+	// An answer that holds bearer, or one of its keys, twice says two
+	// things: this check would read the first and the RS, or any
+	// JSON.parse reader, the last. The kind is then unknown, and an
+	// unknown kind is never served.
+	var b, kind, grant, client gjson.Result
+	if dup, repeated := jsonkeys.Each(gjson.ParseBytes(resp.Body), func(k string, v gjson.Result) {
+		if k == "bearer" {
+			b = v
+		}
+	}); repeated {
+		return Verdict{}, invalid(fmt.Errorf("the answer holds the key %s twice", quoteKey(dup)))
+	}
+	if dup, repeated := jsonkeys.Each(b, func(k string, v gjson.Result) {
+		switch k {
+		case "token_kind":
+			kind = v
+		case "grant_id":
+			grant = v
+		case "client_id":
+			client = v
+		}
+	}); repeated {
+		return Verdict{}, invalid(fmt.Errorf("the answer holds the key bearer.%s twice", quoteKey(dup)))
+	}
 	return Verdict{
 		Owner:    kind.Type == gjson.String && strings.EqualFold(strings.TrimSpace(kind.Str), "owner"),
 		Reported: kind.Type == gjson.String,
 		Kind:     strings.TrimSpace(kind.Str),
-		GrantID:  b.Get("grant_id").Str,
-		ClientID: b.Get("client_id").Str,
+		GrantID:  grant.Str,
+		ClientID: client.Str,
 	}, nil
 }

@@ -29,6 +29,13 @@ import (
 //     aggregation, a stream) and names such a connection is refused whole
 //     as rs_invalid_response: nothing of it can be kept.
 //
+// "Holds" is what a member's own discovery, or the host that built the
+// package, says. Two members may both hold one connection only when they
+// read the same resource server (two grants of one package on one
+// connection, with different streams, say); a connection members on
+// different resource servers both claim is disputed and held by none of
+// them: a member could otherwise claim another's connection by listing it.
+//
 // An entry names a connection by connection_id or its deprecated alias
 // connector_instance_id, by those of its source and detail objects, and by
 // those of the records it expands; every occurrence counts, so a repeated
@@ -82,10 +89,15 @@ func shapeOf(path string) shape {
 }
 
 // claims reports whether member idx may speak for connection conn: one it
-// holds, or, while its connections are unknown, one no other member holds.
+// holds, or, while its connections are unknown, one no other member holds;
+// never a disputed one, which members on different resource servers both
+// claim: nothing tells which of them holds it, so neither speaks for it.
 func (c *Client) claims(idx int, conn string) bool {
 	if conn == "" {
 		return true
+	}
+	if c.isDisputed(conn) {
+		return false
 	}
 	if m := c.member(idx); len(m.ConnectionIDs) > 0 {
 		return m.hasConnection(conn)
@@ -624,7 +636,7 @@ func (c *Client) refusedWarning(idx int, code string, r refused) warning {
 	}
 	return warning{Code: code,
 		Message: "Source " + visible.Quote(c.label(idx)) + " returned " + strings.Join(parts, " and ") +
-			" naming a connection it does not hold; they are left out, and no other source's records are affected.",
+			" naming a connection it does not hold, or one a source on another resource server claims too; they are left out, and no other source's records are affected.",
 		Source: json.RawMessage(tagObject(c.tag(idx)))}
 }
 

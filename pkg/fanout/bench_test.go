@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cputime"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
@@ -84,7 +84,7 @@ func BenchmarkSearchFanout(b *testing.B) {
 				c := benchClient(b, n, slowest)
 				ctx := context.Background()
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0, _ := cputime.Self()
 				for b.Loop() {
 					if _, err := c.Get(ctx, path, q); err != nil {
 						b.Fatal(err)
@@ -92,7 +92,9 @@ func BenchmarkSearchFanout(b *testing.B) {
 				}
 				// Wall time on a loaded machine includes waiting for a core;
 				// CPU time per call is the cost the fan-out itself adds.
-				b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				if cpu1, ok := cputime.Self(); ok {
+					b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				}
 			})
 		}
 	}
@@ -107,15 +109,6 @@ func BenchmarkSearchDirect(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// cpuTime is the process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkAmbiguity is the 409 ambiguous_connection answer for a read that

@@ -26,6 +26,9 @@ func (c *Client) selectMember(ctx context.Context, conn, stream string, q rs.Que
 		source, _ = q.Get("connector_id")
 	}
 	unknown := c.rediscover(ctx)
+	if c.isDisputed(conn) {
+		return -1, c.disputedError(conn)
+	}
 	var matches []int
 	for i := range c.members {
 		m := c.member(i)
@@ -120,27 +123,63 @@ func (c *Client) rediscover(ctx context.Context) []int {
 			c.learned[i] = m
 		}
 	}
+	c.disputed.Store(c.findDisputed())
 	return still
+}
+
+// disputedError answers a read of a connection members on different
+// resource servers both claim: whichever answered, its answer could not be
+// attributed, so none is asked. The options are the connections that can
+// be read.
+func (c *Client) disputedError(conn string) *rs.Error {
+	var claimers []string
+	n := 0
+	for i := range c.members {
+		if !c.member(i).hasConnection(conn) {
+			continue
+		}
+		if n++; n <= 3 {
+			m := &c.members[i]
+			claimers = append(claimers, strconv.Quote(firstOf(m.DisplayName, m.GrantID)))
+		}
+	}
+	if n > 3 {
+		claimers = append(claimers, strconv.Itoa(n-3)+" more")
+	}
+	opts := c.options(c.usable())
+	retry := ""
+	if len(opts) > 0 {
+		retry = "connection_id"
+	}
+	return c.synthetic(http.StatusConflict, "ambiguous_connection", "connection_id",
+		"connection_id "+strconv.Quote(conn)+" is claimed by sources on different resource servers ("+strings.Join(claimers, ", ")+
+			"): no answer for it can be attributed to one of them, so it is not read. "+
+			"Choose another connection; this one can be read only where a single resource server claims it.", retry, opts, len(opts))
 }
 
 // option is one entry of available_connections, from member metadata only:
 // building an error never calls a child.
 func (c *Client) option(i int) rs.Connection {
 	m := &c.members[i]
-	return rs.Connection{ConnectionID: m.connectionID(), ConnectorKey: m.ConnectorKey, GrantID: m.GrantID, DisplayName: m.DisplayName}
+	return rs.Connection{ConnectionID: c.connectionOf(i), ConnectorKey: m.ConnectorKey, GrantID: m.GrantID, DisplayName: m.DisplayName}
 }
 
 // options lists members idxs, a member with several connections once per
-// connection.
+// connection; a disputed connection is never offered.
 func (c *Client) options(idxs []int) []rs.Connection {
 	var out []rs.Connection
 	for _, i := range idxs {
 		m := &c.members[i]
 		if len(m.ConnectionIDs) <= 1 {
-			out = append(out, c.option(i))
+			if len(m.ConnectionIDs) == 0 || !c.isDisputed(m.ConnectionIDs[0]) {
+				out = append(out, c.option(i))
+			}
 			continue
 		}
 		for _, id := range m.ConnectionIDs {
+			if c.isDisputed(id) {
+				continue
+			}
 			o := c.option(i)
 			o.ConnectionID = id
 			out = append(out, o)
@@ -162,7 +201,7 @@ func (c *Client) unusableError(i int, why string) *rs.Error {
 	m := &c.members[i]
 	label := m.DisplayName
 	if label == "" {
-		label = m.connectionID()
+		label = c.connectionOf(i)
 	}
 	if label == "" {
 		label = m.GrantID

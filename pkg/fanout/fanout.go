@@ -20,8 +20,9 @@
 // does not hold is left out and counted (source_hits_refused,
 // source_entries_refused), an answer that is one object naming one is
 // refused, a read by connection_id never goes to a member that merely claims
-// a connection whose holder could not be asked, and a blob read naming no
-// connection is not offered to every member. Search cursors are signed and
+// a connection whose holder could not be asked, a connection members on
+// different resource servers both claim is held by none of them, and a
+// blob read naming no connection is not offered to every member. Search cursors are signed and
 // bound to the package, the principal, the members and the query; the
 // positions too long for a cursor are kept in a share per principal.
 //
@@ -46,8 +47,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
@@ -85,6 +89,15 @@ type Member struct {
 	// client asks it again, and while it cannot say, a connection it may
 	// hold is not given to another member.
 	Undiscovered string
+	// Origin is the origin (scheme://host[:port]) of the resource server
+	// RS reads. Two grants of one package may read the same connection
+	// only on the RS that holds it, so members on different origins that
+	// claim one connection cannot both be right: such a connection is
+	// disputed, and no member speaks for it. "" means New takes the origin
+	// from RS's BaseURL method (an *rs.Client and a credential.Guard have
+	// one); a member whose origin is still unknown shares a connection with
+	// no other member.
+	Origin string
 }
 
 // holds reports whether the member's grant includes stream.
@@ -158,6 +171,10 @@ type Client struct {
 	mu       sync.Mutex
 	unusable map[int]string  // members found unusable after New
 	learned  map[int]*Member // undiscovered members read since New; never written after stored
+	// disputed are the connections claimed by members on different
+	// origins (or of unknown origin), as the members are known now;
+	// replaced whole, under mu, when an undiscovered member is learned.
+	disputed atomic.Pointer[map[string]bool]
 }
 
 var (
@@ -192,8 +209,18 @@ func New(opts Options) (*Client, error) {
 			return nil, fmt.Errorf("fanout: member %q has no RS client", m.GrantID)
 		}
 	}
+	members := slices.Clone(opts.Members)
+	for i := range members {
+		m := &members[i]
+		if m.Origin == "" {
+			if b, ok := m.RS.(interface{ BaseURL() string }); ok {
+				m.Origin = b.BaseURL()
+			}
+		}
+		m.Origin = origin(m.Origin)
+	}
 	c := &Client{
-		members:   slices.Clone(opts.Members),
+		members:   members,
 		conc:      opts.Concurrency,
 		timeout:   opts.ChildTimeout,
 		key:       opts.CursorKey,
@@ -217,7 +244,75 @@ func New(opts Options) (*Client, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	c.disputed.Store(c.findDisputed())
 	return c, nil
+}
+
+// origin is the origin of a URL, scheme and host in lower case and a
+// default port left out, so that two spellings of one origin compare
+// equal; "" for anything without a scheme and a host.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return scheme + "://" + host
+}
+
+// findDisputed lists the connections that members on different origins,
+// or members one of which has no known origin, both claim. c.mu is held,
+// or c is not shared yet.
+func (c *Client) findDisputed() *map[string]bool {
+	type claimer struct {
+		idx    int
+		origin string
+	}
+	claimed := map[string]claimer{} // connection -> its first claimer
+	out := map[string]bool{}
+	for i := range c.members {
+		m := &c.members[i]
+		if l := c.learned[i]; l != nil {
+			m = l
+		}
+		for _, id := range m.ConnectionIDs {
+			first, seen := claimed[id]
+			switch {
+			case !seen:
+				claimed[id] = claimer{i, m.Origin}
+			case first.idx != i && (first.origin == "" || first.origin != m.Origin):
+				out[id] = true
+			}
+		}
+	}
+	return &out
+}
+
+// isDisputed reports whether conn is claimed by members that cannot share
+// it (see Member.Origin).
+func (c *Client) isDisputed(conn string) bool {
+	d := c.disputed.Load()
+	return d != nil && (*d)[conn]
+}
+
+// connectionOf is member i's connection when it has exactly one and no
+// member on another resource server claims it too: the connection an
+// entry or hit of the member that names none is taken to be from, and the
+// one its source tag names.
+func (c *Client) connectionOf(i int) string {
+	if id := c.members[i].connectionID(); id != "" && !c.isDisputed(id) {
+		return id
+	}
+	return ""
 }
 
 // Members returns a copy of the members, with Unusable set for those found

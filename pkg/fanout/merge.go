@@ -62,7 +62,7 @@ func withMembers(b *bytes.Buffer, o gjson.Result, set []kv, replace bool) {
 func (c *Client) tag(i int) []kv {
 	m := &c.members[i]
 	out := make([]kv, 0, 4)
-	if id := m.connectionID(); id != "" {
+	if id := c.connectionOf(i); id != "" {
 		out = append(out, kv{"connection_id", jsonw.String(id)})
 	}
 	if m.ConnectorKey != "" {
@@ -268,7 +268,7 @@ func (c *Client) mergeSchema(chs []child) (*rs.Response, error) {
 			base = doc
 		}
 		t := c.tag(ch.idx)
-		conn := c.members[ch.idx].connectionID()
+		conn := c.connectionOf(ch.idx)
 		gid := c.members[ch.idx].GrantID
 		doc.Get("connectors").ForEach(func(_, v gjson.Result) bool {
 			key := "c::" + v.Get("source.id").Str + "::" + gid

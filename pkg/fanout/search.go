@@ -347,7 +347,7 @@ func (c *Client) hitKey(idx int, h *searchHit) string {
 		return ""
 	}
 	m := &c.members[idx]
-	conn := firstOf(h.ConnectionID, m.connectionID())
+	conn := firstOf(h.ConnectionID, c.connectionOf(idx))
 	if conn == "" {
 		conn = "\x01grant:" + m.GrantID
 	}
@@ -438,8 +438,8 @@ func (c *Client) searchBody(path string, hits []fused, pages []*searchChild, has
 		h := f.hit
 		var set []kv
 		conn := h.ConnectionID
-		if conn == "" && m.connectionID() != "" {
-			conn = m.connectionID()
+		if conn == "" && c.connectionOf(f.page.idx) != "" {
+			conn = c.connectionOf(f.page.idx)
 			set = append(set, kv{"connection_id", jsonw.String(conn)})
 		}
 		key := ""

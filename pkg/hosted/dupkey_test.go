@@ -31,14 +31,15 @@ func TestDuplicateKeys(t *testing.T) {
 		name   string
 		body   string
 		header map[string]string
-		dup    string // "" when served
+		dup    string // the key as the refusal quotes it; "" when served
 	}{
-		{"method twice", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call",` + schema + `}`, nil, "method"},
-		{"method twice, escaped", `{"jsonrpc":"2.0","id":1,"method":"tools/list","m\u0065thod":"tools/call",` + schema + `}`, nil, "method"},
-		{"tool name twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"aggregate","name":"schema","arguments":{}}}`, nil, "params.name"},
-		{"id twice", `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call",` + schema + `}`, nil, "id"},
-		{"params twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"aggregate"},` + schema + `}`, nil, "params"},
-		{"in a batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list","method":"tools/call",` + schema + `}]`, nil, "method"},
+		{"method twice", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call",` + schema + `}`, nil, `"method"`},
+		{"method twice, escaped", `{"jsonrpc":"2.0","id":1,"method":"tools/list","m\u0065thod":"tools/call",` + schema + `}`, nil, `"method"`},
+		{"tool name twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"aggregate","name":"schema","arguments":{}}}`, nil, `"params.name"`},
+		{"id twice", `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call",` + schema + `}`, nil, `"id"`},
+		{"params twice", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"aggregate"},` + schema + `}`, nil, `"params"`},
+		{"empty key twice", `{"jsonrpc":"2.0","id":1,"":1,"":2,"method":"tools/call",` + schema + `}`, nil, `""`},
+		{"in a batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list","method":"tools/call",` + schema + `}]`, nil, `"method"`},
 		{"keys differing in case", `{"jsonrpc":"2.0","id":1,"method":"tools/call","Method":"tools/list",` + schema + `}`, nil, ""},
 		{"repeated keys inside arguments are the tool's", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"schema","arguments":{"stream":"a","stream":"messages"}}}`, nil, ""},
 	}
@@ -57,7 +58,7 @@ func TestDuplicateKeys(t *testing.T) {
 			if x.status != http.StatusBadRequest || jsonField(t, x.body, "error", "code") != float64(-32600) {
 				t.Fatalf("status %d, want 400 with JSON-RPC -32600\n%.300s", x.status, x.body)
 			}
-			if msg := jsonField(t, x.body, "error", "message"); !strings.Contains(msg.(string), `"`+tc.dup+`" appears twice`) {
+			if msg := jsonField(t, x.body, "error", "message"); !strings.Contains(msg.(string), tc.dup+` appears twice`) {
 				t.Errorf("message %q does not name %q", msg, tc.dup)
 			}
 			if n := len(g.double.Requests()) - before; n != 0 {

@@ -47,6 +47,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonkeys"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/server"
@@ -369,8 +370,9 @@ func (h *Handler) serveMCP(w *recorder, r *http.Request, st *reqState) {
 			return
 		}
 		var dup string
-		st.rpc, st.tool, dup = rpcNames(body)
-		if dup != "" && gjson.ValidBytes(body) {
+		var repeated bool
+		st.rpc, st.tool, dup, repeated = rpcNames(body)
+		if repeated && gjson.ValidBytes(body) {
 			// The log and metrics would name one method while the SDK
 			// ran another: refuse rather than guess.
 			st.reason, st.rpc, st.tool = "duplicate_key", "", ""
@@ -528,35 +530,34 @@ func (h *Handler) readBody(w *recorder, r *http.Request, st *reqState) ([]byte, 
 
 // rpcNames reads the JSON-RPC method and, for tools/call, the tool name, for
 // the access log and metrics, and reports a key that a message, or its
-// params, holds twice. The SDK's decoder keeps the last of duplicate keys
-// and matches them exactly (after unescaping), which is how keys are read
-// here too; nothing else of the body is looked at.
-func rpcNames(body []byte) (method, tool, dup string) {
+// params, holds twice (repeated; dup is the key). The SDK's decoder keeps
+// the last of duplicate keys and matches them exactly (after unescaping),
+// which is how keys are read here too; nothing else of the body is looked
+// at.
+func rpcNames(body []byte) (method, tool, dup string, repeated bool) {
 	b := bytes.TrimSpace(body)
 	if len(b) > 0 && b[0] == '[' {
 		gjson.ParseBytes(b).ForEach(func(_, m gjson.Result) bool {
-			if m.IsObject() {
-				_, _, dup = messageNames(m)
-			}
-			return dup == ""
+			_, _, dup, repeated = messageNames(m)
+			return !repeated
 		})
-		return "batch", "", dup
+		return "batch", "", dup, repeated
 	}
-	method, tool, dup = messageNames(gjson.ParseBytes(b))
+	method, tool, dup, repeated = messageNames(gjson.ParseBytes(b))
 	if len(method) > 64 {
 		method = method[:64]
 	}
 	if len(tool) > 64 {
 		tool = tool[:64]
 	}
-	return method, tool, dup
+	return method, tool, dup, repeated
 }
 
 // messageNames reads one message's method and tool name, and the first key
 // it or its params repeats.
-func messageNames(m gjson.Result) (method, tool, dup string) {
+func messageNames(m gjson.Result) (method, tool, dup string, repeated bool) {
 	var params gjson.Result
-	dup = repeatedKey(m, func(k string, v gjson.Result) {
+	dup, repeated = jsonkeys.Each(m, func(k string, v gjson.Result) {
 		switch k {
 		case "method":
 			method = v.Str
@@ -564,55 +565,20 @@ func messageNames(m gjson.Result) (method, tool, dup string) {
 			params = v
 		}
 	})
-	if dup == "" && params.IsObject() {
-		dup = repeatedKey(params, func(k string, v gjson.Result) {
+	if !repeated {
+		dup, repeated = jsonkeys.Each(params, func(k string, v gjson.Result) {
 			if k == "name" {
 				tool = v.Str
 			}
 		})
-		if dup != "" {
+		if repeated {
 			dup = "params." + dup
 		}
 	}
 	if method != "tools/call" {
 		tool = ""
 	}
-	return method, tool, dup
-}
-
-// repeatedKey calls each for every key of obj (unescaped) and returns the
-// first key seen twice, or "". A handful of keys is the rule, so they are
-// compared in a slice until there are many.
-func repeatedKey(obj gjson.Result, each func(k string, v gjson.Result)) (dup string) {
-	var few []string
-	var many map[string]struct{}
-	obj.ForEach(func(k, v gjson.Result) bool {
-		key := k.Str
-		if many != nil {
-			if _, ok := many[key]; ok {
-				dup = key
-				return false
-			}
-			many[key] = struct{}{}
-		} else {
-			for _, f := range few {
-				if f == key {
-					dup = key
-					return false
-				}
-			}
-			few = append(few, key)
-			if len(few) > 16 {
-				many = make(map[string]struct{}, 2*len(few))
-				for _, f := range few {
-					many[f] = struct{}{}
-				}
-			}
-		}
-		each(key, v)
-		return true
-	})
-	return dup
+	return method, tool, dup, repeated
 }
 
 // serverFor is the SDK's getServer (asked twice per POST): the server of

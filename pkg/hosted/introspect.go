@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonkeys"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 )
 
@@ -92,7 +93,7 @@ func (in *Introspector) principal(body []byte) (*Principal, error) {
 	r := gjson.ParseBytes(body)
 	var active, reason, kind, grant, pkg, client, subject, exp gjson.Result
 	var audience [2]gjson.Result // aud, resource
-	if dup := repeatedKey(r, func(k string, v gjson.Result) {
+	if dup, repeated := jsonkeys.Each(r, func(k string, v gjson.Result) {
 		switch k {
 		case "active":
 			active = v
@@ -115,7 +116,7 @@ func (in *Introspector) principal(body []byte) (*Principal, error) {
 		case "resource":
 			audience[1] = v
 		}
-	}); dup != "" {
+	}); repeated {
 		return nil, fmt.Errorf("introspection endpoint answered with the key %s twice", boundedKey(dup))
 	}
 	if active.Type != gjson.True {

@@ -72,7 +72,7 @@ func FanoutResolver(o FanoutOptions) (PackageResolver, error) {
 				if err != nil {
 					return nil, fmt.Errorf("hosted: package child %s: %w", ch.GrantID, err)
 				}
-				m.RS = c
+				m.RS, m.Origin = c, base
 			}
 			members = append(members, m)
 		}

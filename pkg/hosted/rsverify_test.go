@@ -45,6 +45,11 @@ func TestRSVerifierVerdicts(t *testing.T) {
 		{"kind empty", 200, `{"object":"schema","bearer":{"token_kind":"  "}}`, 403, "permission_error", nil},
 		{"kind Owner", 200, `{"object":"schema","bearer":{"token_kind":"Owner"}}`, 403, "permission_error", nil},
 		{"kind OWNER_AGENT", 200, `{"object":"schema","bearer":{"token_kind":"OWNER_AGENT"}}`, 403, "permission_error", nil},
+		// An answer that cannot be read with certainty gives no verdict:
+		// never served, asked again.
+		{"not JSON", 200, `{"bearer":{"token_kind":"client"`, 503, "verifier_unavailable", nil},
+		{"kind twice, client first", 200, `{"object":"schema","bearer":{"token_kind":"client","token_kind":"owner"}}`, 503, "verifier_unavailable", nil},
+		{"bearer twice, escaped", 200, `{"bearer":{"token_kind":"client"},"bear\u0065r":{"token_kind":"owner"}}`, 503, "verifier_unavailable", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -47,7 +49,25 @@ type RefuseOptions struct {
 	Data json.RawMessage
 	// Logger receives transport diagnostics; nil discards.
 	Logger *slog.Logger
+
+	// newTimer makes the Wait and Linger timer; nil means time.NewTimer.
+	// Tests fire it when they choose.
+	newTimer func(time.Duration) refuseTimer
 }
+
+// refuseTimer is the part of *time.Timer Refuse uses.
+type refuseTimer interface {
+	C() <-chan time.Time
+	Reset(time.Duration)
+	Stop()
+}
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time        { return r.t.C }
+func (r realTimer) Reset(d time.Duration)      { r.t.Reset(d) }
+func (r realTimer) Stop()                      { r.t.Stop() }
+func newRealTimer(d time.Duration) refuseTimer { return realTimer{time.NewTimer(d)} }
 
 // Refuse answers an MCP client over stdio that cannot be served: a process
 // that fails before it can serve (no usable credential, a bad flag) would
@@ -61,7 +81,11 @@ type RefuseOptions struct {
 // It returns nil when stdin ends, when ctx ends, when no request has come
 // within Wait, or once Linger has passed since the first answer; and the
 // error when out cannot be written. The caller then exits with its failure
-// status. The goroutine reading in is left behind blocked when in stays
+// status. However it stops, every request of a line already read from in
+// is answered first: in is not read again, and the lines left in what was
+// read are answered (a last line still missing its end is not a request
+// yet). A Read of in that is waiting when Refuse stops has read nothing
+// then; the goroutine making it is left behind blocked while in stays
 // open: Refuse is meant to be the last thing a process does.
 func Refuse(ctx context.Context, in io.Reader, out io.Writer, message string, o RefuseOptions) error {
 	if o.Wait <= 0 {
@@ -72,6 +96,9 @@ func Refuse(ctx context.Context, in io.Reader, out io.Writer, message string, o 
 	}
 	if o.MaxLineBytes <= 0 {
 		o.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if o.newTimer == nil {
+		o.newTimer = newRealTimer
 	}
 	log := o.Logger
 	if log == nil {
@@ -84,13 +111,19 @@ func Refuse(ctx context.Context, in io.Reader, out io.Writer, message string, o 
 		tooLong bool
 		err     error
 	}
+	src := &stoppable{r: in}
 	lines := make(chan read)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		lr := lineReader{r: bufio.NewReaderSize(in, 64<<10), max: o.MaxLineBytes}
+		lr := lineReader{r: bufio.NewReaderSize(src, 64<<10), max: o.MaxLineBytes}
 		for {
 			line, tooLong, err := lr.next()
+			if src.wasStopped() {
+				// What next returned is the rest of the input read before
+				// the stop, cut short by it: not a whole line.
+				line, tooLong, err = nil, false, errStopped
+			}
 			rd := read{line: append([]byte(nil), line...), tooLong: tooLong, err: err}
 			select {
 			case lines <- rd:
@@ -103,40 +136,125 @@ func Refuse(ctx context.Context, in io.Reader, out io.Writer, message string, o 
 		}
 	}()
 
-	timer := time.NewTimer(o.Wait)
-	defer timer.Stop()
-	answered := false
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-timer.C:
-			if !answered {
-				log.Debug("no request came before the refusal wait ended", "wait", o.Wait)
+	// answer writes the reply to one line; it reports whether the line held
+	// a request.
+	answer := func(rd read) (bool, error) {
+		var reply []byte
+		requests := 0
+		if rd.tooLong {
+			reply = errorAnswer(jsonrpc.CodeInvalidRequest, "Invalid request: line longer than "+strconv.Itoa(o.MaxLineBytes)+" bytes")
+		} else {
+			reply, requests = r.answer(rd.line)
+		}
+		if reply != nil {
+			if _, err := out.Write(append(reply, '\n')); err != nil {
+				return false, err
 			}
+		}
+		return requests > 0, nil
+	}
+	// stop answers the lines already read, then returns.
+	stop := func() error {
+		if src.stop() {
+			// in is being read: every line read before has been answered.
 			return nil
-		case rd := <-lines:
+		}
+		for {
+			rd := <-lines
 			if rd.err != nil {
-				return nil // stdin ended (or failed): nobody is left to answer
+				return nil
 			}
-			var reply []byte
-			requests := 0
-			if rd.tooLong {
-				reply = errorAnswer(jsonrpc.CodeInvalidRequest, "Invalid request: line longer than "+strconv.Itoa(o.MaxLineBytes)+" bytes")
-			} else {
-				reply, requests = r.answer(rd.line)
-			}
-			if reply != nil {
-				if _, err := out.Write(append(reply, '\n')); err != nil {
-					return err
-				}
-			}
-			if requests > 0 && !answered {
-				answered = true
-				timer.Reset(o.Linger)
+			if _, err := answer(rd); err != nil {
+				return err
 			}
 		}
 	}
+
+	timer := o.newTimer(o.Wait)
+	defer timer.Stop()
+	answered := false
+	expired := func() error {
+		if !answered {
+			log.Debug("no request came before the refusal wait ended", "wait", o.Wait)
+		}
+		return stop()
+	}
+	for {
+		// A passed deadline, or ctx's end, is seen before another line is
+		// taken.
+		select {
+		case <-ctx.Done():
+			return stop()
+		case <-timer.C():
+			return expired()
+		default:
+		}
+		var rd read
+		select {
+		case <-ctx.Done():
+			return stop()
+		case <-timer.C():
+			return expired()
+		case rd = <-lines:
+		}
+		if rd.err != nil {
+			return nil // stdin ended (or failed): nobody is left to answer
+		}
+		req, err := answer(rd)
+		if err != nil {
+			return err
+		}
+		if req && !answered {
+			answered = true
+			timer.Reset(o.Linger)
+		}
+	}
+}
+
+// errStopped ends the reads of a stopped Refuse.
+var errStopped = errors.New("server: refusal stopped")
+
+// stoppable is Refuse's input: once stopped it is not read again, and it
+// tells whether a Read was under way at the stop.
+type stoppable struct {
+	r  io.Reader
+	mu sync.Mutex
+	// reading: a Read of r is under way; stopped: stop was called; hit: a
+	// Read came after the stop and was refused.
+	reading, stopped, hit bool
+}
+
+func (s *stoppable) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	if s.stopped {
+		s.hit = true
+		s.mu.Unlock()
+		return 0, errStopped
+	}
+	s.reading = true
+	s.mu.Unlock()
+	n, err := s.r.Read(p)
+	s.mu.Lock()
+	s.reading = false
+	s.mu.Unlock()
+	return n, err
+}
+
+// stop ends the reads of r. It reports whether a Read was under way: the
+// reader is then waiting for input, and whatever that Read returns comes
+// after the stop.
+func (s *stoppable) stop() (reading bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	return s.reading
+}
+
+// wasStopped reports whether a Read was refused because of the stop.
+func (s *stoppable) wasStopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hit
 }
 
 // refuser builds Refuse's answers.

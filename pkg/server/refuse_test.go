@@ -177,3 +177,194 @@ func TestStdioRefused(t *testing.T) {
 		}
 	}
 }
+
+// fakeTimer is a Wait and Linger timer that fires when the test says.
+type fakeTimer struct {
+	c      chan time.Time
+	resets []time.Duration
+	reset  chan struct{} // receives once per Reset
+}
+
+func newFakeTimer() *fakeTimer {
+	return &fakeTimer{c: make(chan time.Time, 1), reset: make(chan struct{}, 16)}
+}
+
+func (f *fakeTimer) C() <-chan time.Time { return f.c }
+
+// Reset drops a firing not yet received, as a *time.Timer's does.
+func (f *fakeTimer) Reset(d time.Duration) {
+	select {
+	case <-f.c:
+	default:
+	}
+	f.resets = append(f.resets, d)
+	f.reset <- struct{}{}
+}
+
+func (f *fakeTimer) Stop() {}
+
+func (f *fakeTimer) fire() {
+	select {
+	case f.c <- time.Time{}:
+	default:
+	}
+}
+
+// heldInput gives its text in one Read, then holds every further Read
+// until the test ends (then io.EOF); entered receives once per Read held.
+type heldInput struct {
+	text    string
+	given   bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newHeldInput(t *testing.T, text string) *heldInput {
+	h := &heldInput{text: text, entered: make(chan struct{}, 16), release: make(chan struct{})}
+	t.Cleanup(func() { close(h.release) })
+	return h
+}
+
+func (h *heldInput) Read(p []byte) (int, error) {
+	if !h.given && h.text != "" {
+		h.given = true
+		return copy(p, h.text), nil
+	}
+	h.entered <- struct{}{}
+	<-h.release
+	return 0, io.EOF
+}
+
+// hookedOutput records what Refuse writes and runs hook after its n-th
+// write (counted from 1).
+type hookedOutput struct {
+	mu    sync.Mutex
+	b     strings.Builder
+	at    int
+	hook  func()
+	lines int
+}
+
+func (o *hookedOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	o.b.Write(p)
+	o.lines++
+	fire := o.lines == o.at
+	o.mu.Unlock()
+	if fire {
+		o.hook()
+	}
+	return len(p), nil
+}
+
+func (o *hookedOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// TestRefuseAnswersWhatWasRead: when Wait or Linger runs out, or ctx ends,
+// as Refuse writes an answer, the requests of lines it has read already
+// are still answered; a last line still missing its end is not one, and
+// nothing more is read.
+func TestRefuseAnswersWhatWasRead(t *testing.T) {
+	const (
+		notJSON = `{"jsonrpc":`
+		req1    = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+		req2    = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+		req3    = `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`
+		partial = `{"jsonrpc":"2.0","id":4,"meth`
+	)
+	for _, tt := range []struct {
+		name string
+		in   string
+		at   int    // the write during which time runs out
+		stop string // "timer" or "ctx"
+		want []string
+		// held: a whole line is still unread when time runs out, so the
+		// input cannot have been read again before.
+		held bool
+	}{
+		{"wait ends", notJSON + "\n" + req1 + "\n" + req2 + "\n", 1, "timer", []string{`"id":null`, `"id":1,`, `"id":2,`}, true},
+		{"linger ends", req1 + "\n" + req2 + "\n" + req3 + "\n", 2, "timer", []string{`"id":1,`, `"id":2,`, `"id":3,`}, true},
+		{"ctx ends", req1 + "\n" + req2 + "\n", 1, "ctx", []string{`"id":1,`, `"id":2,`}, true},
+		{"a cut line is not a request", req1 + "\n" + req2 + "\n" + partial, 1, "ctx", []string{`"id":1,`, `"id":2,`}, true},
+		{"only a cut line is left", notJSON + "\n" + partial, 1, "timer", []string{`"id":null`}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			timer := newFakeTimer()
+			in := newHeldInput(t, tt.in)
+			out := &hookedOutput{at: tt.at, hook: timer.fire}
+			if tt.stop == "ctx" {
+				out.hook = cancel
+			}
+			done := make(chan error, 1)
+			go func() {
+				done <- Refuse(ctx, in, out, refusal, RefuseOptions{newTimer: func(time.Duration) refuseTimer { return timer }})
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("Refuse did not return; it wrote:\n%s", out.String())
+			}
+			got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			if len(got) != len(tt.want) {
+				t.Fatalf("%d answers, want %d:\n%s", len(got), len(tt.want), out.String())
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("answer %d is %s, want %s", i+1, got[i], w)
+				}
+			}
+			if tt.held && len(in.entered) != 0 {
+				t.Errorf("input read again after the stop")
+			}
+		})
+	}
+}
+
+// TestRefuseStopsWhileWaitingForInput: when time runs out while Refuse
+// waits for input, it returns at once; what that read brings later is
+// after the stop and not answered.
+func TestRefuseStopsWhileWaitingForInput(t *testing.T) {
+	req1 := `{"jsonrpc":"2.0","id":1,"method":"initialize"}`
+	for _, answered := range []bool{false, true} {
+		t.Run(map[bool]string{false: "wait", true: "linger"}[answered], func(t *testing.T) {
+			timer := newFakeTimer()
+			text := ""
+			if answered {
+				text = req1 + "\n"
+			}
+			in := newHeldInput(t, text)
+			out := &hookedOutput{}
+			done := make(chan error, 1)
+			go func() {
+				done <- Refuse(context.Background(), in, out, refusal, RefuseOptions{newTimer: func(time.Duration) refuseTimer { return timer }})
+			}()
+			<-in.entered // Refuse is waiting for the next line
+			if answered {
+				<-timer.reset // and has set Linger after its answer
+			}
+			timer.fire()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Refuse did not return while its input was being read")
+			}
+			if got, want := strings.Count(out.String(), "\n"), map[bool]int{false: 0, true: 1}[answered]; got != want {
+				t.Errorf("%d answers, want %d:\n%s", got, want, out.String())
+			}
+			if answered && (len(timer.resets) != 1 || timer.resets[0] != DefaultRefuseLinger) {
+				t.Errorf("timer resets %v, want one to %v after the first answer", timer.resets, DefaultRefuseLinger)
+			}
+		})
+	}
+}

@@ -38,10 +38,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cputime"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/procstat"
@@ -382,13 +382,10 @@ func pct(sorted []time.Duration, p int) time.Duration {
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
 
 // selfCPU is the CPU time this process (the load generator and the RS
-// double) has used.
+// double) has used (0 where the system does not say, as procstat.CPU).
 func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := cputime.Self()
+	return d
 }
 
 // memory reads VmRSS and VmHWM of pid, formatted.

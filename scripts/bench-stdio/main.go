@@ -30,7 +30,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -247,14 +246,13 @@ func start(bin string, socket bool, args ...string) (*proc, error) {
 	cmd.Stderr = p.stderr
 	var err error
 	if socket {
-		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		child, host, err := socketPair()
 		if err != nil {
 			return nil, err
 		}
-		child := os.NewFile(uintptr(fds[0]), "stdin")
 		defer child.Close() // the child has its own copy once started
 		cmd.Stdin = child
-		p.stdin = os.NewFile(uintptr(fds[1]), "host")
+		p.stdin = host
 	} else if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,11 @@
+//go:build unix
+
+package credential
+
+import "syscall"
+
+// haveFIFO: named pipes exist here, so the refusal of one can be tested.
+const haveFIFO = true
+
+// mkfifo makes a named pipe at path.
+func mkfifo(path string) error { return syscall.Mkfifo(path, 0o600) }
