@@ -87,15 +87,6 @@ func mustID(t *testing.T, conn, key string) string {
 	return id.String()
 }
 
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)

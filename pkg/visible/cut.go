@@ -192,11 +192,8 @@ func Note(n int) string {
 }
 
 // JSONShown returns how many code points of s are wholly shown by the first
-// shown code points of AppendJSON(nil, s) (its opening quote included). A
+// shown code points of r.AppendJSON(nil, s) (its opening quote included). A
 // mark counts for what it stands for, and only when shown whole.
-func JSONShown(s string, shown int) int { return Rule{}.JSONShown(s, shown) }
-
-// JSONShown is the package's JSONShown under r.
 func (r Rule) JSONShown(s string, shown int) int {
 	c, changed := r.changes(s, true)
 	used, count := 1, 0 // the opening quote

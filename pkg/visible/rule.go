@@ -278,9 +278,6 @@ func plainWord(w string) bool {
 // Clean reports whether s renders unchanged: nothing hidden, no literal "⟦".
 func Clean(s string) bool { return scan(s, 0, true) < 0 }
 
-// CleanHidden reports whether MarkHidden leaves s unchanged: nothing hidden.
-func CleanHidden(s string) bool { return scan(s, 0, false) < 0 }
-
 // Hidden reports whether the code point at byte offset i of s is one the rule
 // replaces with a mark, and its size in bytes. It is the rule's predicate,
 // for callers that mark text their own way (a terminal viewer).
