@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,6 +19,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/budget"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdexit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/loglevel"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcptarget"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/o200k"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/termstyle"
@@ -62,12 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, build newServer) int {
 	var secrets []string
 	return cmdexit.Run(ctx, newApp(stdout, stderr, build, &secrets), args, stderr, func(msg string) string {
-		for _, s := range secrets {
-			if s != "" {
-				msg = strings.ReplaceAll(msg, s, "[redacted]")
-			}
-		}
-		msg, _ = probe.Sanitize(msg)
+		msg, _ = probe.Sanitize(mcptarget.Redact(msg, secrets))
 		return msg
 	})
 }

@@ -77,29 +77,12 @@ func targetFrom(c *cli.Context, secrets *[]string) (target, error) {
 		t.kind, t.server, t.serverText = targetServer, argv, c.String("server")
 	case c.IsSet("url"):
 		t.kind, t.url = targetURL, c.String("url")
-		if err := mcptarget.CheckURL(t.url); err != nil {
+		header, sec, err := mcptarget.Endpoint(t.url, c.StringSlice("header"), c.String("bearer-env"), os.Getenv)
+		*secrets = append(*secrets, sec...)
+		if err != nil {
 			return t, usageErrorf("%v", err)
 		}
-		t.header = http.Header{}
-		for _, h := range c.StringSlice("header") {
-			name, value, err := mcptarget.ParseHeader(h)
-			if err != nil {
-				return t, usageErrorf("%v", err)
-			}
-			t.header.Add(name, value)
-			*secrets = append(*secrets, value)
-		}
-		if env := c.String("bearer-env"); env != "" {
-			token := os.Getenv(env)
-			if token == "" {
-				return t, usageErrorf("--bearer-env %s: that environment variable is empty or unset", env)
-			}
-			t.header.Set("Authorization", "Bearer "+token)
-			*secrets = append(*secrets, token)
-		}
-		if len(t.header) > 0 && credential.Cleartext(t.url) {
-			return t, usageErrorf("--url %s is plain http to a host that is not loopback: the bearer or headers would travel unencrypted; use https", t.url)
-		}
+		t.header = header
 	}
 	return t, nil
 }

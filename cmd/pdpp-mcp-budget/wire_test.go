@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -171,7 +168,7 @@ func TestToolsArrayIsWireBytes(t *testing.T) {
 // the numbers of pdpp-mcp in process, passes the same PDPP checks (the
 // repository's budget file asks for them), and needs no code of its own.
 func TestPDPPOverStdio(t *testing.T) {
-	bin := buildPDPPMCP(t)
+	bin := testmcp.PDPPMCP(t)
 	budgetFile := filepath.Join("..", "..", "budget.json")
 	in := measureJSON(t, "--budget", budgetFile)
 	spawned := measureJSON(t, "--budget", budgetFile, "--server", bin+" --demo")
@@ -196,34 +193,4 @@ func TestPDPPOverStdio(t *testing.T) {
 			t.Errorf("tool %s: in process %+v, spawned %+v", tf.Name, tf, spawned.ToolsList.Tools)
 		}
 	}
-}
-
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// buildPDPPMCP builds cmd/pdpp-mcp once per test process.
-func buildPDPPMCP(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		dir, err := os.MkdirTemp("", "pdpp-mcp-budget-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "pdpp-mcp")
-		if out, err := exec.Command(goTool, "build", "-o", builtBin, "github.com/pdpp-mcp/pdpp-mcp/cmd/pdpp-mcp").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build cmd/pdpp-mcp: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
 }

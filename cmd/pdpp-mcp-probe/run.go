@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -42,18 +41,9 @@ func usageErrorf(format string, args ...any) error {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var secrets []string
 	return cmdexit.Run(ctx, newApp(stdin, stdout, stderr, &secrets), args, stderr, func(msg string) string {
-		msg, _ = probe.Sanitize(redactAll(msg, secrets))
+		msg, _ = probe.Sanitize(mcptarget.Redact(msg, secrets))
 		return msg
 	})
-}
-
-func redactAll(s string, secrets []string) string {
-	for _, sec := range secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
 }
 
 const description = `pdpp-mcp-probe calls the tools of a PDPP MCP server and shows what the
@@ -164,7 +154,7 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 		_, err := io.WriteString(stdout, probe.TourScript)
 		return err
 	}
-	t, err := targetFrom(c)
+	t, err := targetFrom(c, secrets)
 	if err != nil {
 		return err
 	}
@@ -181,8 +171,6 @@ func action(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer, secrets *
 		log:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		stderr:  stderr,
 	}
-
-	*secrets = append(*secrets, t.secrets()...)
 
 	// Open the golden directory before connecting, so a wrong path fails fast.
 	rec, chk, err := openGolden(c, *secrets)
@@ -307,24 +295,13 @@ func finishGolden(rec *probe.Recorder, chk *probe.Checker, tl *tally, out *outpu
 	return nil
 }
 
-func (t target) secrets() []string {
-	var out []string
-	if t.bearerEnv != "" {
-		out = append(out, os.Getenv(t.bearerEnv))
-	}
-	for _, vs := range t.header {
-		out = append(out, vs...)
-	}
-	return out
-}
-
-// targetFrom reads the target flags: exactly one target.
-func targetFrom(c *cli.Context) (target, error) {
+// targetFrom reads the target flags: exactly one target. The values of
+// --bearer-env and --header join secrets, so no line printed repeats them.
+func targetFrom(c *cli.Context, secrets *[]string) (target, error) {
 	t := target{
 		providerURL: c.String("provider-url"),
 		cacheRoot:   c.String("cache-root"),
 		url:         c.String("url"),
-		bearerEnv:   c.String("bearer-env"),
 	}
 	var chosen []string
 	if c.Bool("demo") {
@@ -352,28 +329,13 @@ func targetFrom(c *cli.Context) (target, error) {
 	if (c.IsSet("bearer-env") || c.IsSet("header")) && !c.IsSet("url") {
 		return t, usageErrorf("--bearer-env and --header go with --url")
 	}
-	for _, h := range c.StringSlice("header") {
-		name, value, err := mcptarget.ParseHeader(h)
+	if c.IsSet("url") {
+		header, sec, err := mcptarget.Endpoint(t.url, c.StringSlice("header"), c.String("bearer-env"), os.Getenv)
+		*secrets = append(*secrets, sec...)
 		if err != nil {
 			return t, usageErrorf("%v", err)
 		}
-		if t.header == nil {
-			t.header = http.Header{}
-		}
-		t.header.Add(name, value)
-	}
-	if c.IsSet("url") {
-		if err := mcptarget.CheckURL(t.url); err != nil {
-			return t, usageErrorf("%v", err)
-		}
-		if t.bearerEnv != "" {
-			if os.Getenv(t.bearerEnv) == "" {
-				return t, usageErrorf("--bearer-env %s: that environment variable is empty or unset", t.bearerEnv)
-			}
-		}
-		if (t.bearerEnv != "" || len(t.header) > 0) && credential.Cleartext(t.url) {
-			return t, usageErrorf("--url %s is plain http to a host that is not loopback: the bearer or headers would travel unencrypted; use https", t.url)
-		}
+		t.header = header
 	}
 	return t, nil
 }

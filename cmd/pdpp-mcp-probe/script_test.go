@@ -10,16 +10,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testmcp"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
@@ -38,7 +36,7 @@ func TestMain(m *testing.M) {
 // TestScripts runs testdata/script/*.txtar. Exit statuses are only "zero or
 // not" there; TestRunExitCodes pins the exact values.
 func TestScripts(t *testing.T) {
-	bin := buildPDPPMCP(t)
+	bin := testmcp.PDPPMCP(t)
 	tour, err := filepath.Abs(tourDir)
 	if err != nil {
 		t.Fatal(err)
@@ -57,38 +55,6 @@ func TestScripts(t *testing.T) {
 			"mcp-http": cmdMCPHTTP,
 		},
 	})
-}
-
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// buildPDPPMCP builds cmd/pdpp-mcp once per test process, so --server can
-// spawn the real binary.
-func buildPDPPMCP(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		dir, err := os.MkdirTemp("", "pdpp-mcp-probe-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "pdpp-mcp")
-		out, err := exec.Command(goTool, "build", "-o", builtBin, "github.com/pdpp-mcp/pdpp-mcp/cmd/pdpp-mcp").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build cmd/pdpp-mcp: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
 }
 
 // cmdRS starts a pdpptest resource server (gmail dataset) for the rest of

@@ -34,8 +34,7 @@ type target struct {
 	cacheRoot   string
 	server      []string // argv
 	url         string
-	bearerEnv   string
-	header      http.Header // --header, sent to --url
+	header      http.Header // sent to --url: --header, and --bearer-env's bearer
 }
 
 // options is how the probe opens any session: its identity, and the spawned
@@ -63,13 +62,7 @@ func connect(ctx context.Context, t target, cfg config) (*mcptarget.Conn, error)
 	case targetServer:
 		c, err = mcptarget.Command(ctx, t.server, o)
 	case targetURL:
-		o.Header = t.header.Clone()
-		if t.bearerEnv != "" {
-			if o.Header == nil {
-				o.Header = http.Header{}
-			}
-			o.Header.Set("Authorization", "Bearer "+os.Getenv(t.bearerEnv))
-		}
+		o.Header = t.header
 		c, err = mcptarget.HTTP(ctx, t.url, o)
 	default:
 		err = fmt.Errorf("unknown target %q", t.kind)

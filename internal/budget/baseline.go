@@ -1,7 +1,6 @@
 package budget
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,14 +44,9 @@ func WriteBaseline(w io.Writer, b *Baseline) error {
 // ParseBaseline reads a baseline file strictly: a file of another version
 // or shape is refused rather than compared wrongly.
 func ParseBaseline(src []byte) (*Baseline, error) {
-	dec := json.NewDecoder(bytes.NewReader(src))
-	dec.DisallowUnknownFields()
 	var b Baseline
-	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("decode: content after the top-level object")
+	if err := decodeStrict(src, &b); err != nil {
+		return nil, err
 	}
 	if b.Version != BaselineVersion {
 		return nil, fmt.Errorf("version %d; this build reads version %d (write the baseline again with --write-baseline)", b.Version, BaselineVersion)

@@ -119,14 +119,9 @@ func ParseLimits(b []byte) (*Limits, error) { return ParseLimitsFor(b, false) }
 // ParseLimitsFor is ParseLimits with the PDPP rules applied when pdpp is
 // true, whatever the file says.
 func ParseLimitsFor(b []byte, pdpp bool) (*Limits, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var l Limits
-	if err := dec.Decode(&l); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("decode: content after the top-level object")
+	if err := decodeStrict(b, &l); err != nil {
+		return nil, err
 	}
 	l.PDPP = l.PDPP || pdpp
 	if err := l.Validate(l.PDPP); err != nil {
@@ -148,15 +143,9 @@ func (l *Limits) Validate(pdpp bool) error {
 			errs = append(errs, fmt.Errorf("%s must be a positive number, got %d", key, v))
 		}
 	}
-	limit("tools_list.max_bytes", l.ToolsList.MaxBytes, pdpp)
-	limit("tools_list.description_max_bytes", l.ToolsList.DescriptionMaxBytes, pdpp)
-	limit("instructions.max_bytes", l.Instructions.MaxBytes, pdpp)
-	limit("instructions.head_chars", l.Instructions.HeadChars, pdpp)
-	limit("resource_templates.max_bytes", l.ResourceTemplates.MaxBytes, false)
-	limit("prompts.max_bytes", l.Prompts.MaxBytes, false)
-	limit("prose.min_chars", l.Prose.MinChars, pdpp)
-	limit("prose.max_repeated_findings", l.Prose.MaxRepeatedFindings, false)
-	limit("schema.max_portability_findings", l.Schema.MaxPortabilityFindings, false)
+	for _, n := range l.numbers() {
+		limit(n.key, *n.v, pdpp && n.pdpp)
+	}
 	if !pdpp && l.Instructions.HeadChars != 0 {
 		errs = append(errs, errors.New(`instructions.head_chars is a PDPP check: add "pdpp": true to the file, or leave it out`))
 	}
@@ -180,14 +169,45 @@ func (l *Limits) Validate(pdpp bool) error {
 			errs = append(errs, fmt.Errorf("results.%s: not a tool of the surface (%s), resources/read or %s", name, strings.Join(surface, ", "), AnyTool))
 			continue
 		}
-		for _, f := range []struct {
-			key string
-			v   int
-		}{{"text_max_bytes", r.TextMaxBytes}, {"text_max_chars", r.TextMaxChars}, {"structured_max_bytes", r.StructuredMaxBytes}} {
-			limit("results."+name+"."+f.key, f.v, false)
+		for _, f := range r.fields() {
+			limit("results."+name+"."+f.key, *f.v, false)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// number is a limit of the file that is one number: its dotted key (as
+// Set and the messages name it), where it is held, and whether the PDPP
+// checks need it.
+type number struct {
+	key  string
+	v    *int
+	pdpp bool
+}
+
+// numbers are l's limits that are one number each, in the order Validate
+// reports them.
+func (l *Limits) numbers() []number {
+	return []number{
+		{"tools_list.max_bytes", &l.ToolsList.MaxBytes, true},
+		{"tools_list.description_max_bytes", &l.ToolsList.DescriptionMaxBytes, true},
+		{"instructions.max_bytes", &l.Instructions.MaxBytes, true},
+		{"instructions.head_chars", &l.Instructions.HeadChars, true},
+		{"resource_templates.max_bytes", &l.ResourceTemplates.MaxBytes, false},
+		{"prompts.max_bytes", &l.Prompts.MaxBytes, false},
+		{"prose.min_chars", &l.Prose.MinChars, true},
+		{"prose.max_repeated_findings", &l.Prose.MaxRepeatedFindings, false},
+		{"schema.max_portability_findings", &l.Schema.MaxPortabilityFindings, false},
+	}
+}
+
+// fields are r's limits, each by its key under results.<tool>.
+func (r *ResultLimits) fields() []number {
+	return []number{
+		{"text_max_bytes", &r.TextMaxBytes, false},
+		{"text_max_chars", &r.TextMaxChars, false},
+		{"structured_max_bytes", &r.StructuredMaxBytes, false},
+	}
 }
 
 // minChars is prose.min_chars, or its default.
@@ -203,55 +223,54 @@ func (l *Limits) minChars() int {
 // results.fetch.text_max_bytes, and so on. A tool name may hold dots and
 // spaces; it is what lies between the known parts. Validate afterwards.
 func (l *Limits) Set(key string, value int) error {
+	for _, n := range l.numbers() {
+		if key == n.key {
+			*n.v = value
+			return nil
+		}
+	}
 	tool, perTool := strings.CutPrefix(key, "tools_list.tool_max_bytes.")
 	result, perResult := strings.CutPrefix(key, "results.")
 	switch {
-	case key == "tools_list.max_bytes":
-		l.ToolsList.MaxBytes = value
-	case key == "tools_list.description_max_bytes":
-		l.ToolsList.DescriptionMaxBytes = value
-	case key == "instructions.max_bytes":
-		l.Instructions.MaxBytes = value
-	case key == "instructions.head_chars":
-		l.Instructions.HeadChars = value
-	case key == "prose.min_chars":
-		l.Prose.MinChars = value
-	case key == "prose.max_repeated_findings":
-		l.Prose.MaxRepeatedFindings = value
-	case key == "schema.max_portability_findings":
-		l.Schema.MaxPortabilityFindings = value
-	case key == "resource_templates.max_bytes":
-		l.ResourceTemplates.MaxBytes = value
-	case key == "prompts.max_bytes":
-		l.Prompts.MaxBytes = value
 	case perTool && tool != "":
 		if l.ToolsList.ToolMaxBytes == nil {
 			l.ToolsList.ToolMaxBytes = map[string]int{}
 		}
 		l.ToolsList.ToolMaxBytes[tool] = value
+		return nil
 	case perResult && strings.Contains(result, "."):
 		i := strings.LastIndexByte(result, '.')
 		name, field := result[:i], result[i+1:]
 		if name == "" {
-			return fmt.Errorf("unknown limit %q (see docs/budget.md for the keys)", key)
+			break
 		}
 		r := l.Results[name]
-		switch field {
-		case "text_max_bytes":
-			r.TextMaxBytes = value
-		case "text_max_chars":
-			r.TextMaxChars = value
-		case "structured_max_bytes":
-			r.StructuredMaxBytes = value
-		default:
-			return fmt.Errorf("unknown limit %q: results.<tool>. takes text_max_bytes, text_max_chars or structured_max_bytes", key)
+		for _, f := range r.fields() {
+			if field == f.key {
+				*f.v = value
+				if l.Results == nil {
+					l.Results = map[string]ResultLimits{}
+				}
+				l.Results[name] = r
+				return nil
+			}
 		}
-		if l.Results == nil {
-			l.Results = map[string]ResultLimits{}
-		}
-		l.Results[name] = r
-	default:
-		return fmt.Errorf("unknown limit %q (see docs/budget.md for the keys)", key)
+		return fmt.Errorf("unknown limit %q: results.<tool>. takes text_max_bytes, text_max_chars or structured_max_bytes", key)
+	}
+	return fmt.Errorf("unknown limit %q (see docs/budget.md for the keys)", key)
+}
+
+// decodeStrict decodes src, one JSON object, into v: an unknown key or
+// anything after the object is an error, so a misspelt key or a file of
+// another shape is refused rather than read wrongly.
+func decodeStrict(src []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("decode: content after the top-level object")
 	}
 	return nil
 }

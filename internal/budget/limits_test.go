@@ -75,7 +75,8 @@ func TestLoadLimits(t *testing.T) {
 	}
 }
 
-// The repository's own budget file is valid and keeps the ceiling.
+// The repository's own budget file is valid and keeps the 16,384-byte
+// ceiling of tools_list.max_bytes.
 func TestRepositoryBudgetFile(t *testing.T) {
 	l, err := budget.LoadLimits(filepath.Join("..", "..", "budget.json"), false)
 	if err != nil {
@@ -102,6 +103,7 @@ func TestSet(t *testing.T) {
 		"tools_list.max_bytes=100", "tools_list.description_max_bytes=101", "tools_list.tool_max_bytes.fetch=102",
 		"instructions.max_bytes=103", "instructions.head_chars=104", "prose.min_chars=105",
 		"results.fetch.text_max_bytes=106", "results.fetch.text_max_chars=107", "results.search.structured_max_bytes=108",
+		"resource_templates.max_bytes=109", "prompts.max_bytes=110", "prose.max_repeated_findings=111", "schema.max_portability_findings=112",
 	} {
 		k, v, err := budget.ParseOverride(kv)
 		if err != nil {
@@ -113,8 +115,9 @@ func TestSet(t *testing.T) {
 	}
 	got := []int{l.ToolsList.MaxBytes, l.ToolsList.DescriptionMaxBytes, l.ToolsList.ToolMaxBytes["fetch"],
 		l.Instructions.MaxBytes, l.Instructions.HeadChars, l.Prose.MinChars,
-		l.Results["fetch"].TextMaxBytes, l.Results["fetch"].TextMaxChars, l.Results["search"].StructuredMaxBytes, l.Results["search"].TextMaxBytes}
-	if diff := cmp.Diff([]int{100, 101, 102, 103, 104, 105, 106, 107, 108, 1800}, got); diff != "" {
+		l.Results["fetch"].TextMaxBytes, l.Results["fetch"].TextMaxChars, l.Results["search"].StructuredMaxBytes, l.Results["search"].TextMaxBytes,
+		l.ResourceTemplates.MaxBytes, l.Prompts.MaxBytes, l.Prose.MaxRepeatedFindings, l.Schema.MaxPortabilityFindings}
+	if diff := cmp.Diff([]int{100, 101, 102, 103, 104, 105, 106, 107, 108, 1800, 109, 110, 111, 112}, got); diff != "" {
 		t.Errorf("after Set (-want +got):\n%s", diff)
 	}
 

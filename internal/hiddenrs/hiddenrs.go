@@ -367,6 +367,25 @@ func Missing(text string, terse bool) []string {
 	return out
 }
 
+// Check fails the test for everything wrong with text, the text a model
+// reads of the answer to c: Problems, Missing, a count of the marks that is
+// not their number, and c.Want not shown.
+func Check(t testing.TB, where string, c Call, text string) {
+	t.Helper()
+	for _, p := range Problems(text) {
+		t.Errorf("%s: %s\n%s", where, p, text)
+	}
+	for _, m := range Missing(text, c.Terse) {
+		t.Errorf("%s: %s:\n%s", where, m, text)
+	}
+	if n := strings.Count(text, "⟦hidden "); !strings.Contains(text, "hidden_marks="+strconv.Itoa(n)+" ") {
+		t.Errorf("%s: the text does not count its %d marks:\n%s", where, n, text)
+	}
+	if !strings.Contains(text, c.Want) {
+		t.Errorf("%s: does not show %s:\n%s", where, c.Want, text)
+	}
+}
+
 // Call is one tool call of the tour every transport test makes.
 type Call struct {
 	Tool string

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/outbound"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/probe"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 )
 
 // Conn is an open session and what it takes to end it.
@@ -153,6 +154,51 @@ func ParseHeader(s string) (name, value string, err error) {
 		return "", "", fmt.Errorf("--header %s: the value holds a line break", name)
 	}
 	return http.CanonicalHeaderKey(name), value, nil
+}
+
+// Endpoint checks what the --url, --header and --bearer-env flags give
+// (bearerEnv names the environment variable getenv reads the bearer from,
+// "" for none): an absolute http(s) URL, 'Name: value' headers, a bearer
+// that is set, and headers sent only over https or to a loopback host. It
+// returns the header every request carries, the bearer as Authorization,
+// and the values no message may repeat: those read before an error too.
+func Endpoint(rawURL string, headers []string, bearerEnv string, getenv func(string) string) (http.Header, []string, error) {
+	if err := CheckURL(rawURL); err != nil {
+		return nil, nil, err
+	}
+	h := http.Header{}
+	var secrets []string
+	for _, s := range headers {
+		name, value, err := ParseHeader(s)
+		if err != nil {
+			return nil, secrets, err
+		}
+		h.Add(name, value)
+		secrets = append(secrets, value)
+	}
+	if bearerEnv != "" {
+		token := getenv(bearerEnv)
+		if token == "" {
+			return nil, secrets, fmt.Errorf("--bearer-env %s: that environment variable is empty or unset", bearerEnv)
+		}
+		h.Set("Authorization", "Bearer "+token)
+		secrets = append(secrets, token)
+	}
+	if len(h) > 0 && credential.Cleartext(rawURL) {
+		return nil, secrets, fmt.Errorf("--url %s is plain http to a host that is not loopback: the bearer or headers would travel unencrypted; use https", rawURL)
+	}
+	return h, secrets, nil
+}
+
+// Redact replaces each of secrets in s with [redacted]: a line a command
+// prints never repeats a bearer or a header value it was given.
+func Redact(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
 }
 
 // notToken reports a character a header name cannot hold.

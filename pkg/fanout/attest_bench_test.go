@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// benchRecords is a page of n mail records of connection conn.
-func benchRecords(conn string, n int) []byte {
+// RecordsPage is a realistic page of n mail records of connection conn, for
+// the benchmarks inside the package and out.
+func RecordsPage(conn string, n int) []byte {
 	var data []map[string]any
 	for i := range n {
 		id := conn + "_m" + strconv.Itoa(i)
@@ -19,7 +20,8 @@ func benchRecords(conn string, n int) []byte {
 				"labels":   []string{"INBOX", "IMPORTANT"},
 				"blob_ref": map[string]any{"blob_id": "blob_" + id, "mime_type": "application/pdf", "size_bytes": 48213, "fetch_url": "/v1/blobs/blob_" + id}}})
 	}
-	b, _ := json.Marshal(map[string]any{"object": "list", "has_more": true, "next_cursor": "c", "data": data})
+	b, _ := json.Marshal(map[string]any{"object": "list", "url": "/v1/streams/mail_messages/records", "has_more": true,
+		"next_cursor": "c_" + conn, "data": data, "meta": map[string]any{"warnings": []any{}}})
 	return b
 }
 
@@ -29,7 +31,7 @@ func benchRecords(conn string, n int) []byte {
 func BenchmarkAttest(b *testing.B) {
 	c := &Client{members: []Member{{GrantID: "g0", ConnectionIDs: []string{"cin_0"}}, {GrantID: "g1", ConnectionIDs: []string{"cin_1"}}}}
 	c.disputed.Store(c.findDisputed())
-	body := benchRecords("cin_0", 100)
+	body := RecordsPage("cin_0", 100)
 	b.Run("quick", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {

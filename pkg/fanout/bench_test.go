@@ -126,24 +126,6 @@ func BenchmarkAmbiguity(b *testing.B) {
 	}
 }
 
-// recordsPage is a realistic page of n mail records of one connection.
-func recordsPage(conn string, n int) []byte {
-	var data []map[string]any
-	for i := range n {
-		id := conn + "_m" + strconv.Itoa(i)
-		data = append(data, map[string]any{"object": "record", "id": id, "stream": "mail_messages",
-			"emitted_at": "2026-04-06T15:01:00.120Z", "connection_id": conn, "connector_instance_id": conn, "display_name": "Mail " + conn,
-			"data": map[string]any{"id": id, "subject": "Quarterly invoice for the Harborview renewal",
-				"from": "billing@harborview.example", "to": []string{"me@example.com"}, "received_at": "2026-04-01T09:30:00Z",
-				"snippet":  "Please find attached the quarterly invoice for the Harborview renewal; the purchase order is attached as well.",
-				"labels":   []string{"INBOX", "IMPORTANT"},
-				"blob_ref": map[string]any{"blob_id": "blob_" + id, "mime_type": "application/pdf", "size_bytes": 48213, "fetch_url": "/v1/blobs/blob_" + id}}})
-	}
-	b, _ := json.Marshal(map[string]any{"object": "list", "url": "/v1/streams/mail_messages/records", "has_more": true,
-		"next_cursor": "c_" + conn, "data": data, "meta": map[string]any{"warnings": []any{}}})
-	return b
-}
-
 // BenchmarkRoutedRecords is a page of records read by connection_id through
 // a package of four members: routing, and the check that every row is the
 // member's own. Direct is the same page read from the member without a
@@ -156,7 +138,7 @@ func BenchmarkRoutedRecords(b *testing.B) {
 		for i := range 4 {
 			conn := "cin_" + strconv.Itoa(i)
 			ms = append(ms, fanout.Member{GrantID: "g" + strconv.Itoa(i), ConnectionIDs: []string{conn}, ConnectorKey: "mail",
-				RS: &cannedRS{body: recordsPage(conn, n)}})
+				RS: &cannedRS{body: fanout.RecordsPage(conn, n)}})
 		}
 		c, err := fanout.New(fanout.Options{Members: ms})
 		if err != nil {

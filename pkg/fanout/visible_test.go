@@ -63,15 +63,7 @@ func TestHiddenTextFanout(t *testing.T) {
 			if res.IsError != call.Error {
 				t.Errorf("%s: isError=%v:\n%s", where, res.IsError, text.String())
 			}
-			for _, p := range hiddenrs.Problems(text.String()) {
-				t.Errorf("%s: %s\n%s", where, p, text.String())
-			}
-			if !strings.Contains(text.String(), call.Want) {
-				t.Errorf("%s: does not show %s:\n%s", where, call.Want, text.String())
-			}
-			for _, m := range hiddenrs.Missing(text.String(), call.Terse) {
-				t.Errorf("%s: %s:\n%s", where, m, text.String())
-			}
+			hiddenrs.Check(t, where, call, text.String())
 		}
 	}
 }

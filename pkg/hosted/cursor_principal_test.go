@@ -7,32 +7,15 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout/fanouttest"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
 // A package's search cursor is bound to the principal it was made for: the
 // same package read for another client or person refuses it.
 func TestFanoutResolverBindsCursorsToThePrincipal(t *testing.T) {
-	ds, err := dataset.Demo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := pdpptest.New(t, pdpptest.Options{Dataset: ds, Now: dataset.DemoTime})
-	pkgToken, _ := d.IssuePackage(
-		pdpptest.PackageChild{ConnectionID: dataset.DemoPersonalMailConnection},
-		pdpptest.PackageChild{ConnectionID: dataset.DemoWorkMailConnection},
-	)
-	resolver, err := FanoutResolver(FanoutOptions{ProviderURL: d.URL(), CursorKey: []byte("0123456789abcdef0123456789abcdef"),
-		Lookup: func(_ context.Context, _ *Principal, token string) (string, []fanout.Child, error) {
-			return fanouttest.PackageChildren(d, token)
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := demoDouble(t)
+	pkgToken := mailPackage(d)
+	resolver := packageResolver(t, d, FanoutOptions{CursorKey: []byte("0123456789abcdef0123456789abcdef")})
 	read := func(p *Principal, q rs.Query) (*rs.Response, error) {
 		t.Helper()
 		c, err := resolver(context.Background(), p, pkgToken)

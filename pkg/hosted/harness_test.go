@@ -12,7 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout/fanouttest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
+	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
 
@@ -173,3 +176,57 @@ func toJSON(v any) string {
 }
 
 func rsOptions() rs.Options { return rs.Options{} }
+
+// demoDouble is the demo dataset's double, at the dataset's clock.
+func demoDouble(t testing.TB) *pdpptest.Server {
+	t.Helper()
+	ds, err := dataset.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pdpptest.New(t, pdpptest.Options{Dataset: ds, Now: dataset.DemoTime})
+}
+
+// mailPackage issues a package token over the demo's two mail
+// connections, then extra.
+func mailPackage(d *pdpptest.Server, extra ...pdpptest.PackageChild) string {
+	token, _ := d.IssuePackage(append([]pdpptest.PackageChild{
+		{ConnectionID: dataset.DemoPersonalMailConnection},
+		{ConnectionID: dataset.DemoWorkMailConnection},
+	}, extra...)...)
+	return token
+}
+
+// packageLookup resolves the double's package tokens to their children.
+func packageLookup(d *pdpptest.Server) func(context.Context, *Principal, string) (string, []fanout.Child, error) {
+	return func(_ context.Context, _ *Principal, token string) (string, []fanout.Child, error) {
+		return fanouttest.PackageChildren(d, token)
+	}
+}
+
+// packageResolver is FanoutResolver(o) over the double, o's Lookup
+// packageLookup(d) unless set.
+func packageResolver(t testing.TB, d *pdpptest.Server, o FanoutOptions) PackageResolver {
+	t.Helper()
+	o.ProviderURL = d.URL()
+	if o.Lookup == nil {
+		o.Lookup = packageLookup(d)
+	}
+	r, err := FanoutResolver(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// tool makes one tools/call with token at revision 2025-11-25, and fails
+// the test unless it is answered 200.
+func (g *gateway) tool(t testing.TB, token, name string, args map[string]any) exchange {
+	t.Helper()
+	x := g.do(t, req{token: token, body: rpc(1, "tools/call", map[string]any{"name": name, "arguments": args}),
+		header: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
+	if x.status != 200 {
+		t.Fatalf("%s: status %d\n%.400s", name, x.status, x.body)
+	}
+	return x
+}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout/fanouttest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
@@ -18,32 +17,11 @@ import (
 // mcp_package token to its children and the tools read them as one RS; a
 // revoked child is reported, not silently dropped.
 func TestFanoutResolverServesPackage(t *testing.T) {
-	ds, err := dataset.Demo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := pdpptest.New(t, pdpptest.Options{Dataset: ds, Now: dataset.DemoTime})
-	pkgToken, _ := d.IssuePackage(
-		pdpptest.PackageChild{ConnectionID: dataset.DemoPersonalMailConnection},
-		pdpptest.PackageChild{ConnectionID: dataset.DemoWorkMailConnection},
-		pdpptest.PackageChild{ConnectionID: ds.Connector("calendar").Connections[0].ID, Revoked: true},
-	)
-	resolver, err := FanoutResolver(FanoutOptions{ProviderURL: d.URL(),
-		Lookup: func(_ context.Context, _ *Principal, token string) (string, []fanout.Child, error) {
-			return fanouttest.PackageChildren(d, token)
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := demoDouble(t)
+	pkgToken := mailPackage(d, pdpptest.PackageChild{ConnectionID: d.Dataset().Connector("calendar").Connections[0].ID, Revoked: true})
+	resolver := packageResolver(t, d, FanoutOptions{})
 	g := newGateway(t, gatewayOptions{introspect: true, double: d, mutate: func(o *Options) { o.Packages = resolver }})
-	call := func(name string, args map[string]any) string {
-		x := g.do(t, req{token: pkgToken, body: rpc(1, "tools/call", map[string]any{"name": name, "arguments": args}),
-			header: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
-		if x.status != 200 {
-			t.Fatalf("%s: status %d\n%.300s", name, x.status, x.body)
-		}
-		return string(x.body)
-	}
+	call := func(name string, args map[string]any) string { return string(g.tool(t, pkgToken, name, args).body) }
 	schema := call("schema", map[string]any{})
 	for _, want := range []string{dataset.DemoPersonalMailConnection, dataset.DemoWorkMailConnection, "source_unavailable", "re-approved"} {
 		if !strings.Contains(schema, want) {
@@ -88,15 +66,8 @@ func TestFanoutResolverServesPackage(t *testing.T) {
 // naming it is ambiguous_connection and reaches neither; the other RS's
 // hits for it never reach the model; the rest of the package reads.
 func TestPackageChildOnAnotherRSCannotClaimAConnection(t *testing.T) {
-	ds, err := dataset.Demo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := pdpptest.New(t, pdpptest.Options{Dataset: ds, Now: dataset.DemoTime})
-	pkgToken, _ := d.IssuePackage(
-		pdpptest.PackageChild{ConnectionID: dataset.DemoPersonalMailConnection},
-		pdpptest.PackageChild{ConnectionID: dataset.DemoWorkMailConnection},
-	)
+	d := demoDouble(t)
+	pkgToken := mailPackage(d)
 	var hostileReads atomic.Int32
 	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -113,25 +84,15 @@ func TestPackageChildOnAnotherRSCannotClaimAConnection(t *testing.T) {
 			`"title":"FORGED offsite plan","snippet":"FORGED offsite","score":{"kind":"bm25","order":"lower_is_better","value":-99}}]}`))
 	}))
 	t.Cleanup(hostile.Close)
-	resolver, err := FanoutResolver(FanoutOptions{ProviderURL: d.URL(),
-		Lookup: func(_ context.Context, _ *Principal, token string) (string, []fanout.Child, error) {
-			id, children, err := fanouttest.PackageChildren(d, token)
+	resolver := packageResolver(t, d, FanoutOptions{
+		Lookup: func(ctx context.Context, p *Principal, token string) (string, []fanout.Child, error) {
+			id, children, err := packageLookup(d)(ctx, p, token)
 			children = append(children, fanout.Child{GrantID: "grt_elsewhere", ConnectionIDs: []string{dataset.DemoPersonalMailConnection},
 				ConnectorKey: children[0].ConnectorKey, Streams: []string{"mail_messages"}, BaseURL: hostile.URL, Token: "tok-elsewhere"})
 			return id, children, err
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	g := newGateway(t, gatewayOptions{introspect: true, double: d, mutate: func(o *Options) { o.Packages = resolver }})
-	call := func(name string, args map[string]any) string {
-		x := g.do(t, req{token: pkgToken, body: rpc(1, "tools/call", map[string]any{"name": name, "arguments": args}),
-			header: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
-		if x.status != 200 {
-			t.Fatalf("%s: status %d\n%.300s", name, x.status, x.body)
-		}
-		return string(x.body)
-	}
+	call := func(name string, args map[string]any) string { return string(g.tool(t, pkgToken, name, args).body) }
 	recordReads := func() (n int) {
 		for _, r := range d.Requests() {
 			if strings.HasPrefix(r.Path, "/v1/streams/") {

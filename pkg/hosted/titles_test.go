@@ -1,17 +1,13 @@
 package hosted
 
 import (
-	"context"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/fanout/fanouttest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest/dataset"
 )
 
 var hitLines = regexp.MustCompile(`(?m)^\d+\. id=.*$`)
@@ -21,22 +17,9 @@ var hitLines = regexp.MustCompile(`(?m)^\d+\. id=.*$`)
 // served by a server built for it; the hit lines are the same after a
 // schema call; and each grant's roles are read once across the requests.
 func TestHostedTitlesFromTheFirstCall(t *testing.T) {
-	ds, err := dataset.Demo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := pdpptest.New(t, pdpptest.Options{Dataset: ds, Now: dataset.DemoTime})
-	pkgToken, _ := d.IssuePackage(
-		pdpptest.PackageChild{ConnectionID: dataset.DemoPersonalMailConnection},
-		pdpptest.PackageChild{ConnectionID: dataset.DemoWorkMailConnection},
-	)
-	resolver, err := FanoutResolver(FanoutOptions{ProviderURL: d.URL(),
-		Lookup: func(_ context.Context, _ *Principal, token string) (string, []fanout.Child, error) {
-			return fanouttest.PackageChildren(d, token)
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := demoDouble(t)
+	pkgToken := mailPackage(d)
+	resolver := packageResolver(t, d, FanoutOptions{})
 	for _, tc := range []struct {
 		name    string
 		token   string
@@ -51,11 +34,10 @@ func TestHostedTitlesFromTheFirstCall(t *testing.T) {
 				// A fresh server for every request: what is shared lives
 				// above it.
 				g.h.servers = newServerCache(DefaultServerCacheEntries)
-				x := g.do(t, req{token: tc.token, body: rpc(1, "tools/call", map[string]any{"name": name, "arguments": args}),
-					header: map[string]string{"MCP-Protocol-Version": "2025-11-25"}})
+				x := g.tool(t, tc.token, name, args)
 				r := gjson.GetBytes(x.body, "result")
-				if x.status != 200 || r.Get("isError").Bool() {
-					t.Fatalf("%s: status %d\n%.400s", name, x.status, x.body)
+				if r.Get("isError").Bool() {
+					t.Fatalf("%s: an error result\n%.400s", name, x.body)
 				}
 				return r
 			}

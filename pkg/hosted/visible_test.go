@@ -56,25 +56,11 @@ func TestHiddenTextHosted(t *testing.T) {
 			text.WriteString(b.Get("text").String())
 			return true
 		})
-		checkHidden(t, where, text.String(), c.Terse)
-		if !strings.Contains(text.String(), c.Want) {
-			t.Errorf("%s: does not show %s:\n%s", where, c.Want, text.String())
-		}
+		hiddenrs.Check(t, where, c, text.String())
 		if c.Tool == "query_records" && !c.Error && !c.Terse {
 			if data := res.Get("structuredContent.data").Raw; data != hiddenrs.Record("", 1) {
 				t.Errorf("structuredContent.data is not the RS's answer:\n got %s\nwant %s", data, hiddenrs.Record("", 1))
 			}
 		}
-	}
-}
-
-// checkHidden is what every text a model reads must satisfy.
-func checkHidden(t *testing.T, where, text string, terse bool) {
-	t.Helper()
-	for _, p := range hiddenrs.Problems(text) {
-		t.Errorf("%s: %s\n%s", where, p, text)
-	}
-	for _, m := range hiddenrs.Missing(text, terse) {
-		t.Errorf("%s: %s:\n%s", where, m, text)
 	}
 }

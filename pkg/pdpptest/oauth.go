@@ -526,7 +526,7 @@ func newFamilyID() string {
 
 func (as *authServer) logDropped(n int) {
 	if n > 0 {
-		as.s.log.Warn("pdpptest: authorization server: too many approvals to remember; the least recently used are refused from now on", "dropped", n)
+		as.s.log.Warn("pdpptest: authorization server: too many approvals to remember; those whose tokens were refreshed longest ago are refused from now on", "dropped", n)
 	}
 }
 

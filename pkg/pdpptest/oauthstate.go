@@ -23,17 +23,17 @@ import (
 // every client, code and token the previous one issued, and keeps no
 // per-client state at all.
 //
-// What cannot be sealed is what changes after issue: whether a code has
-// been exchanged, which refresh token of an approval is the current one,
-// and whether the approval was revoked because a spent one was replayed.
-// That is one small entry per approval (a "family"), in a map bounded in
-// entries and bytes whose expired entries are swept on every access; when
-// it is full the least recently used approval is dropped. A family the map
-// does not hold is refused when it was born in this process (dropped, so
-// possibly revoked: its host authorizes again) and adopted when it is older
-// than the process (issued before a restart), so a restart keeps hosts
-// signed in; what a restart forgets is which spent codes and refresh
-// tokens were already replayed.
+// What cannot be sealed is what changes after issue: whether a code has been
+// exchanged, which refresh token of an approval is the current one, and
+// whether the approval was revoked because a spent one was replayed. That is
+// one small entry per approval (a "family"), in a map bounded in entries and
+// bytes whose expired entries are swept on every access; when it is full the
+// approval whose code was exchanged or token refreshed longest ago is
+// dropped. A family the map does not hold is refused when it was born in
+// this process (dropped, so possibly revoked: its host authorizes again) and
+// adopted when it is older than the process (issued before a restart), so a
+// restart keeps hosts signed in; what a restart forgets is which spent codes
+// and refresh tokens were already replayed.
 
 // sealer seals and opens the values the authorization server issues.
 type sealer struct {
@@ -163,9 +163,12 @@ type family struct {
 }
 
 // expiring is a map bounded in entries and bytes, whose entries expire ttl
-// after they were last put. Entries are kept in the order they were put,
-// so expired ones are swept from the old end on every access, and when it
-// is full the oldest is dropped. Not safe for concurrent use.
+// after they were last put. Entries are kept in the order they were put
+// (get and update do not move them), so expired ones are swept from the
+// old end on every access, and when it is full the one put longest ago is
+// dropped. It is not internal/lru: codes and consents are taken (read and
+// removed at once), a revocation updates an entry without renewing it, and
+// a drop is counted for the log. Not safe for concurrent use.
 type expiring[V any] struct {
 	ttl                 time.Duration
 	maxEntries, maxSize int

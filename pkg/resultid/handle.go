@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonkeys"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/jsonw"
 )
 
@@ -117,16 +118,7 @@ func decodeHandle(raw []byte, kind string, allowed map[string]bool) (map[string]
 		return nil, "the handle does not decode to a JSON object"
 	}
 	f := map[string]gjson.Result{}
-	dup := ""
-	doc.ForEach(func(k, v gjson.Result) bool {
-		if _, seen := f[k.Str]; seen {
-			dup = k.Str
-			return false
-		}
-		f[k.Str] = v
-		return true
-	})
-	if dup != "" {
+	if dup, repeated := jsonkeys.Each(doc, func(k string, v gjson.Result) { f[k] = v }); repeated {
 		return nil, "the handle repeats the key " + quote(dup)
 	}
 	if v := f["v"]; v.Type != gjson.Number || v.Raw != handleVersion {

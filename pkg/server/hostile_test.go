@@ -30,14 +30,20 @@ func hostileServer(t *testing.T, h http.HandlerFunc, budget *rs.Budget) (*mcp.Cl
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	client, err := rs.New(rs.Options{BaseURL: srv.URL, Token: func() string { return hostileToken }, Budget: budget})
+	return pipeSession(t, srv.URL, budget)
+}
+
+// pipeSession serves the tools, reading the RS at rsURL with hostileToken,
+// over newline-delimited JSON on pipes (as RunStdio reads and writes it),
+// and returns a client session and a copy of every byte the server wrote.
+func pipeSession(t *testing.T, rsURL string, budget *rs.Budget) (*mcp.ClientSession, *testlog.Buffer) {
+	t.Helper()
+	client, err := rs.New(rs.Options{BaseURL: rsURL, Token: func() string { return hostileToken }, Budget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.CloseIdleConnections)
-	s := New(Options{RS: client, ProviderURL: srv.URL})
-	// Newline-delimited JSON over pipes, as on stdio, with a copy of every
-	// byte the server writes.
+	s := New(Options{RS: client, ProviderURL: rsURL})
 	var frames testlog.Buffer
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
@@ -48,7 +54,7 @@ func hostileServer(t *testing.T, h http.HandlerFunc, budget *rs.Budget) (*mcp.Cl
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "hostile-test", Version: "v0"}, nil).Connect(context.Background(), ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pipe-test", Version: "v0"}, nil).Connect(context.Background(), ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,17 +79,23 @@ func rsAnswer(status int, body []byte, header ...string) http.HandlerFunc {
 	}
 }
 
-// callRecords calls query_records and fails the test when no answer comes
-// within a minute (the SDK drops answers it cannot encode).
-func callRecords(t *testing.T, cs *mcp.ClientSession) *mcp.CallToolResult {
+// callTool calls a tool and fails the test when no answer comes within a
+// minute (the SDK drops answers it cannot encode).
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "query_records", Arguments: map[string]any{"stream": "messages"}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		t.Fatalf("query_records: %v", err)
+		t.Fatalf("%s %v: %v", name, args, err)
 	}
 	return res
+}
+
+// callRecords is callTool of query_records on the stream messages.
+func callRecords(t *testing.T, cs *mcp.ClientSession) *mcp.CallToolResult {
+	t.Helper()
+	return callTool(t, cs, "query_records", map[string]any{"stream": "messages"})
 }
 
 func resultText(res *mcp.CallToolResult) string {

@@ -85,7 +85,7 @@ func (a *answerWatch) count() int {
 }
 
 // TestStdioAnswersBeforeReturn: for every path that answers (the SDK, the
-// direct path, batches, the Refused option, the line filter, the drain
+// direct path, batches, a Hold that refuses, the line filter, the drain
 // bound), each answer is written while its request still counts as in
 // flight (the session's answerWatch checks it), and stdout holds every
 // answer once RunStdio has returned. Each case ends by closing stdin right
@@ -93,6 +93,7 @@ func (a *answerWatch) count() int {
 func TestStdioAnswersBeforeReturn(t *testing.T) {
 	const schemaCall = `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"schema","arguments":{}}}` + "\n"
 	hangs := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	refuses := func(context.Context) error { return errors.New("the grant was revoked") }
 	for _, tt := range []struct {
 		name    string
 		direct  bool
@@ -116,10 +117,10 @@ func TestStdioAnswersBeforeReturn(t *testing.T) {
 			want: []string{`[{"jsonrpc":"2.0","id":null,"error":{"code":-32600`}},
 		{name: "line filter", o: StdioOptions{MaxLineBytes: 1024}, lines: "hello\n" + strings.Repeat("x", 2000) + "\n",
 			want: []string{`"id":null,"error":{"code":-32700`, `"id":null,"error":{"code":-32600,"message":"Invalid request: line longer`}},
-		{name: "refused, SDK", o: StdioOptions{Refused: refusedAfter(1)}, lines: ping + schemaCall,
-			want: []string{`"id":"next","error":{"code":-32050`, `"id":"c","error":{"code":-32050`}},
-		{name: "refused, direct", direct: true, o: StdioOptions{Refused: refusedAfter(1)}, lines: schemaCall,
-			want: []string{`"id":"c","error":{"code":-32050`}},
+		{name: "hold refuses, SDK", o: StdioOptions{Hold: refuses}, lines: ping + schemaCall,
+			want: []string{`"id":"next","result":{}`, `"id":"c","error":{"code":-32603,"message":"the grant was revoked"`}},
+		{name: "hold refuses, direct", direct: true, o: StdioOptions{Hold: refuses}, lines: schemaCall,
+			want: []string{`"id":"c","error":{"code":-32603,"message":"the grant was revoked"`}},
 		{name: "drain bound, SDK", o: StdioOptions{Hold: hangs, DrainTimeout: time.Millisecond, ShutdownGrace: time.Minute}, lines: schemaCall,
 			want: []string{`"id":"c","error":{"code":-32603`}},
 		{name: "drain bound, direct", direct: true, o: StdioOptions{Hold: hangs, DrainTimeout: time.Millisecond, ShutdownGrace: time.Minute}, lines: schemaCall,
@@ -144,17 +145,6 @@ func TestStdioAnswersBeforeReturn(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// refusedAfter is a Refused that lets n requests through, then refuses.
-func refusedAfter(n int32) func() error {
-	var seen atomic.Int32
-	return func() error {
-		if seen.Add(1) > n {
-			return errors.New("the grant was revoked")
-		}
-		return nil
 	}
 }
 

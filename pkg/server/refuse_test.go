@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/tidwall/gjson"
 )
 
 const refusal = "No scoped PDPP credential cached for https://pdpp.example.com (looked for /home/p/.pdpp/clients/pdpp.example.com.json). Run `pdpp connect https://pdpp.example.com` and try again."
@@ -143,38 +142,6 @@ func TestRefuseWire(t *testing.T) {
 				t.Errorf("%d lines, want 1: %q", n, out.String())
 			}
 		})
-	}
-}
-
-// TestStdioRefused: once StdioOptions.Refused has an error, every request
-// (a data call, a list, a ping) is answered with it under CodeRefused, and
-// requests before that are served.
-func TestStdioRefused(t *testing.T) {
-	var mu sync.Mutex
-	var reason error
-	st := startStdio(t, context.Background(), StdioOptions{Refused: func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		return reason
-	}})
-	st.initialize("2025-06-18")
-	st.send(ping)
-	if a := st.recv(); !strings.Contains(a, `"result":{}`) {
-		t.Fatalf("ping before the refusal: %s", a)
-	}
-	mu.Lock()
-	reason = errors.New(refusal)
-	mu.Unlock()
-	for _, req := range []string{
-		ping,
-		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}` + "\n",
-		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"schema","arguments":{}}}` + "\n",
-	} {
-		st.send(req)
-		a := st.recv()
-		if code := gjson.Get(a, "error.code").Int(); code != CodeRefused || gjson.Get(a, "error.message").Str != refusal {
-			t.Errorf("answer to %s = %s", strings.TrimSpace(req), a)
-		}
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -48,12 +47,6 @@ type StdioOptions struct {
 	// command uses it to hold data until a start-up check has finished
 	// without delaying initialize or tools/list.
 	Hold func(ctx context.Context) error
-	// Refused, when set, runs before every request, initialize included:
-	// once it returns an error, the request is answered with it as a
-	// JSON-RPC error of code CodeRefused (as Refuse answers), so a check
-	// that fails after serving has begun still reaches the client. The
-	// caller stops serving soon after.
-	Refused func() error
 	// Logger receives transport diagnostics (never message contents); nil
 	// discards.
 	Logger *slog.Logger
@@ -107,7 +100,7 @@ func RunStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer,
 	// the session's); stopCalls is what ends them on shutdown.
 	callCtx, stopCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopCalls()
-	mw := []mcp.Middleware{bindCalls(callCtx, o.Hold, o.Refused)}
+	mw := []mcp.Middleware{bindCalls(callCtx, o.Hold)}
 	if o.IdleTrim >= 0 {
 		trimmer := newIdleTrimmer(cmp.Or(o.IdleTrim, DefaultIdleTrim), o.trim)
 		defer trimmer.stop()
@@ -153,28 +146,17 @@ func RunStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer,
 	return nil
 }
 
-// bindCalls ends every call's context when calls ends, answers requests
-// with refused's error once it has one, and holds data-bearing calls behind
-// hold.
-func bindCalls(calls context.Context, hold func(context.Context) error, refused func() error) mcp.Middleware {
+// bindCalls ends every call's context when calls ends, and holds
+// data-bearing calls behind hold.
+func bindCalls(calls context.Context, hold func(context.Context) error) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if refused != nil && !strings.HasPrefix(method, "notifications/") {
-				if err := refused(); err != nil {
-					return nil, &jsonrpc.Error{Code: CodeRefused, Message: err.Error()}
-				}
-			}
 			ctx, cancel := context.WithCancelCause(ctx)
 			defer cancel(nil)
 			stop := context.AfterFunc(calls, func() { cancel(errShuttingDown) })
 			defer stop()
 			if hold != nil && dataMethods[method] {
 				if err := hold(ctx); err != nil {
-					if refused != nil {
-						if rerr := refused(); rerr != nil {
-							return nil, &jsonrpc.Error{Code: CodeRefused, Message: rerr.Error()}
-						}
-					}
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 				}
 			}

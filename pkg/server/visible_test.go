@@ -2,65 +2,18 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/hiddenrs"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/testlog"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/resultid"
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 )
-
-// hiddenSession serves the tools over stdio-shaped pipes (newline-delimited
-// JSON, as RunStdio reads and writes it) against a hostile RS, and returns a
-// client session and the frames the server wrote.
-func hiddenSession(t *testing.T, h *hiddenrs.Server) (*mcp.ClientSession, *testlog.Buffer) {
-	t.Helper()
-	client, err := rs.New(rs.Options{BaseURL: h.URL, Token: func() string { return hostileToken }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.CloseIdleConnections)
-	s := New(Options{RS: client, ProviderURL: h.URL})
-	var frames testlog.Buffer
-	c2sR, c2sW := io.Pipe()
-	s2cR, s2cW := io.Pipe()
-	st := &mcp.IOTransport{Reader: c2sR, Writer: teeCloser{io.MultiWriter(&frames, s2cW), s2cW}}
-	ct := &mcp.IOTransport{Reader: s2cR, Writer: c2sW, MaxLineLength: -1}
-	ss, err := s.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "hidden-test", Version: "v0"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs, &frames
-}
-
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s %v: %v", name, args, err)
-	}
-	return res
-}
 
 // TestHiddenTextStdio: every tool over stdio, against an RS whose answers
 // hide text, shows no character a person cannot see (raw, or escaped in the
@@ -69,7 +22,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 // structuredContent.data as the RS sent it.
 func TestHiddenTextStdio(t *testing.T) {
 	h := hiddenrs.New(t)
-	cs, frames := hiddenSession(t, h)
+	cs, frames := pipeSession(t, h.URL, nil)
 	id := mustID(t, hiddenrs.Conn, hiddenrs.RecordKey)
 	for _, c := range hiddenrs.Calls(id) {
 		before := len(frames.String())
@@ -78,10 +31,7 @@ func TestHiddenTextStdio(t *testing.T) {
 		if res.IsError != c.Error {
 			t.Errorf("%s: isError=%v: %s", where, res.IsError, resultText(res))
 		}
-		checkHiddenText(t, where, resultText(res), c.Terse)
-		if !strings.Contains(resultText(res), c.Want) {
-			t.Errorf("%s: does not show %s:\n%s", where, c.Want, resultText(res))
-		}
+		hiddenrs.Check(t, where, c, resultText(res))
 		// Bounded texts stay within their bounds, marks and note included.
 		if limit := map[string]int{"query_records": evidence.PreviewBudget, "search": 1792}[c.Tool]; limit > 0 && !c.Error &&
 			len(resultText(res)) > limit {
@@ -128,22 +78,6 @@ func TestHiddenTextStdio(t *testing.T) {
 	}
 }
 
-// checkHiddenText is what every text a model reads must satisfy.
-func checkHiddenText(t *testing.T, where, text string, terse bool) {
-	t.Helper()
-	for _, p := range hiddenrs.Problems(text) {
-		t.Errorf("%s: %s\n%s", where, p, text)
-	}
-	for _, m := range hiddenrs.Missing(text, terse) {
-		t.Errorf("%s: %s:\n%s", where, m, text)
-	}
-	// The count is right: it is the number of marks.
-	n := strings.Count(text, "⟦hidden ")
-	if !strings.Contains(text, "hidden_marks="+strconv.Itoa(n)+" ") {
-		t.Errorf("%s: the text does not count its %d marks:\n%s", where, n, text)
-	}
-}
-
 func mustID(t *testing.T, conn, key string) string {
 	t.Helper()
 	id, err := resultid.New(conn, "messages", key)
@@ -151,15 +85,6 @@ func mustID(t *testing.T, conn, key string) string {
 		t.Fatal(err)
 	}
 	return id.String()
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func toJSON(v any) string {
@@ -174,7 +99,7 @@ func toJSON(v any) string {
 // hidden character, each with the reason.
 func TestHiddenHandlesStdio(t *testing.T) {
 	h := hiddenrs.New(t)
-	cs, _ := hiddenSession(t, h)
+	cs, _ := pipeSession(t, h.URL, nil)
 	text := func(name string, args map[string]any, wantError bool) string {
 		t.Helper()
 		res := callTool(t, cs, name, args)

@@ -3,7 +3,6 @@ package tools
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -307,17 +306,11 @@ func (c *CapabilityCache) readRoles(ctx context.Context, e *Env, cred string, f 
 // readCompactSchema reads the grant's compact schema, or its full schema
 // from an RS without the compact view.
 func readCompactSchema(ctx context.Context, e *Env) ([]byte, error) {
-	path := rs.Path("v1", "schema")
-	q := rs.Query{{Key: "view", Value: "compact"}}
-	resp, err := e.RS.Get(ctx, path, q)
-	var re *rs.Error
-	if errors.As(err, &re) && re.Status == 400 && (compactFallbackCodes[re.Code] || compactFallbackCodes[re.Type]) {
-		resp, err = e.RS.Get(ctx, path, nil)
-	}
+	resp, err := getSchema(ctx, e, rs.Query{{Key: "view", Value: "compact"}})
 	if err != nil {
 		return nil, err
 	}
-	return objectBody(path, resp)
+	return objectBody(rs.Path("v1", "schema"), resp)
 }
 
 // storeRoles caches a credential's role table, and reports whether it fit.

@@ -91,14 +91,7 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 			q.Add("connection_id", a.ConnectionID)
 		}
 	}
-	resp, err := env.RS.Get(ctx, path, q)
-	var re *rs.Error
-	if errors.As(err, &re) && re.Status == 400 && (compactFallbackCodes[re.Code] || compactFallbackCodes[re.Type]) {
-		// An RS without the compact view: read the full schema (same scope)
-		// and project it here.
-		env.Logger.DebugContext(ctx, "schema: view=compact refused, compacting locally", "code", re.Code)
-		resp, err = env.RS.Get(ctx, path, withoutKey(q, "view"))
-	}
+	resp, err := getSchema(ctx, env, q)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +139,21 @@ func runSchema(ctx context.Context, env *Env, a *schemaArgs) (*mcp.CallToolResul
 	}
 	sc.Data = json.RawMessage(r.data)
 	return success(r.text, sc), nil
+}
+
+// getSchema reads /v1/schema with q, which asks for view=compact. An RS
+// that predates the compact view refuses it with a 400
+// (compactFallbackCodes): it is asked again without the view, for the
+// same scope, and the caller compacts the full schema itself.
+func getSchema(ctx context.Context, env *Env, q rs.Query) (*rs.Response, error) {
+	path := rs.Path("v1", "schema")
+	resp, err := env.RS.Get(ctx, path, q)
+	var re *rs.Error
+	if errors.As(err, &re) && re.Status == 400 && (compactFallbackCodes[re.Code] || compactFallbackCodes[re.Type]) {
+		env.Logger.DebugContext(ctx, "schema: view=compact refused, compacting locally", "code", re.Code)
+		resp, err = env.RS.Get(ctx, path, withoutKey(q, "view"))
+	}
+	return resp, err
 }
 
 func withoutKey(q rs.Query, key string) rs.Query {

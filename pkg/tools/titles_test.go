@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -351,5 +352,38 @@ func TestRolesNeverWiden(t *testing.T) {
 	doc := gjson.Parse(text(h.call(t, "fetch", map[string]any{"id": id})))
 	if doc.Get("title").Str == "Your Zipline trip receipt" || !strings.HasPrefix(doc.Get("title").Str, "Personal Mail / mail_messages / ") {
 		t.Errorf("title %q from a field the schema says is not granted", doc.Get("title").Str)
+	}
+}
+
+// An RS that predates view=compact refuses it with a 400: the roles are
+// then read from its full schema, as the schema tool reads it, and the
+// first search still titles its hits by their declared field.
+func TestTitlesFromAFullSchema(t *testing.T) {
+	h := newHarness(t, harnessOptions{demo: true})
+	h.rs.Fault(pdpptest.Fault{Path: "/v1/schema", Status: 400, Times: 1,
+		Body: []byte(`{"error":{"type":"invalid_request_error","code":"unsupported_query","message":"Unsupported query parameter: view"}}`)})
+	s := searchTitles(t, h, map[string]any{"q": "launch", "streams": []string{"mail_messages"}, "limit": 10})
+	var reads []string
+	for _, r := range h.requests(t) {
+		if r.Path == "/v1/schema" {
+			reads = append(reads, r.String())
+		}
+	}
+	if want := []string{"/v1/schema?view=compact", "/v1/schema"}; !slices.Equal(reads, want) {
+		t.Errorf("schema reads %v, want %v", reads, want)
+	}
+	fromRole := 0
+	for i, id := range s.ids {
+		want := declaredTitle(t, h, id)
+		if want == "" || s.plainSnips[i] != want {
+			continue
+		}
+		fromRole++
+		if s.titles[i] != want {
+			t.Errorf("hit %s is titled %q, not its %q", id, s.titles[i], want)
+		}
+	}
+	if fromRole == 0 {
+		t.Fatalf("no hit titled by its declared field: %q", s.titles)
 	}
 }

@@ -73,14 +73,10 @@ func (r Rule) prefix(b []byte, s string, max int, shorten bool) ([]byte, int, bo
 				// run is left for the read that goes on.
 				return b, consumed, false
 			}
-			// A shorter mark: its items may take what is left after the
-			// prefix, the close and the count of what it leaves out.
-			room := max - used - len(hiddenPrefix) - len(Close) - len(cutNote) - len(" more") -
-				len(strconv.Itoa(utf8.RuneCountInString(run)))
-			if room < len("U+XXXX") {
+			var short bool
+			if m, short = shortMark(scratch[:0], run, max-used); !short {
 				return b, consumed, false
 			}
-			m = appendMark(scratch[:0], run, room)
 			if n = utf8.RuneCount(m); used+n > max {
 				return b, consumed, false
 			}
@@ -117,20 +113,32 @@ func (r Rule) Cut(s string, n int) (string, bool) {
 
 // cutPlain cuts s, which has no marks, to n code points ("…" included).
 func cutPlain(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
+	if at := cutPoint(s, n); at >= 0 {
+		return s[:at] + ellipsis, true
 	}
-	count, cutAt := 0, -1
+	return s, false
+}
+
+// cutPoint returns where a cut of s to n > 0 code points, "…" included,
+// falls (the byte offset after its first n-1 code points), or -1 when s has
+// no more than n code points.
+func cutPoint(s string, n int) int {
+	if len(s) <= n {
+		return -1
+	}
+	count := 0
 	for i := range s {
 		if count == n-1 {
-			cutAt = i
-		}
-		if count == n {
-			return s[:cutAt] + ellipsis, true
+			// The n-th code point starts at i: the cut falls here when
+			// another follows it.
+			if _, size := utf8.DecodeRuneInString(s[i:]); i+size < len(s) {
+				return i
+			}
+			return -1
 		}
 		count++
 	}
-	return s, false
+	return -1
 }
 
 // CutShown cuts text that is already rendered to at most n code points ("…"
@@ -140,32 +148,23 @@ func CutShown(s string, n int) (string, bool) {
 	if n < 1 {
 		return "", s != ""
 	}
-	if len(s) <= n {
+	at := cutPoint(s, n)
+	if at < 0 {
 		return s, false
 	}
-	count, cutAt := 0, -1
-	for i := range s {
-		if count == n-1 {
-			cutAt = i
-		}
-		if count == n {
-			b := Boundary(s, cutAt)
-			if b == cutAt {
-				return s[:b] + ellipsis, true
-			}
-			// The mark starting at b: shortened into the room before the
-			// ellipsis, when it can be.
-			if end := strings.Index(s[b:], Close); end >= 0 {
-				room := n - 1 - utf8.RuneCountInString(s[:b])
-				if m, ok := Shorten(s[b:b+end+len(Close)], room); ok {
-					return s[:b] + m + ellipsis, true
-				}
-			}
-			return s[:b] + ellipsis, true
-		}
-		count++
+	b := Boundary(s, at)
+	if b == at {
+		return s[:b] + ellipsis, true
 	}
-	return s, false
+	// The mark starting at b: shortened into the room before the ellipsis,
+	// when it can be.
+	if end := strings.Index(s[b:], Close); end >= 0 {
+		room := n - 1 - utf8.RuneCountInString(s[:b])
+		if m, ok := Shorten(s[b:b+end+len(Close)], room); ok {
+			return s[:b] + m + ellipsis, true
+		}
+	}
+	return s[:b] + ellipsis, true
 }
 
 // Boundary returns at, or, when byte offset at of rendered text s falls
@@ -193,11 +192,8 @@ func Note(n int) string {
 }
 
 // JSONShown returns how many code points of s are wholly shown by the first
-// shown code points of AppendJSON(nil, s) (its opening quote included). A
+// shown code points of r.AppendJSON(nil, s) (its opening quote included). A
 // mark counts for what it stands for, and only when shown whole.
-func JSONShown(s string, shown int) int { return Rule{}.JSONShown(s, shown) }
-
-// JSONShown is the package's JSONShown under r.
 func (r Rule) JSONShown(s string, shown int) int {
 	c, changed := r.changes(s, true)
 	used, count := 1, 0 // the opening quote
@@ -266,10 +262,21 @@ func Shorten(mark string, max int) (string, bool) {
 	if err != nil || n != len(mark) || run == Open {
 		return "", false
 	}
-	room := max - len(hiddenPrefix) - len(Close) - len(cutNote) - len(" more") - len(strconv.Itoa(utf8.RuneCountInString(run)))
-	if room < len("U+XXXX") {
+	m, ok := shortMark(nil, run, max)
+	if !ok {
 		return "", false
 	}
-	m := string(appendMark(nil, run, room))
-	return m, utf8.RuneCountInString(m) <= max
+	return string(m), utf8.RuneCount(m) <= max
+}
+
+// shortMark appends a mark of the run of hidden characters run that lists
+// less and counts the rest, its items taking what is left of max code
+// points after the prefix, the close and the count; false when that leaves
+// no room for one item.
+func shortMark(b []byte, run string, max int) ([]byte, bool) {
+	room := max - len(hiddenPrefix) - len(Close) - len(cutNote) - len(" more") - len(strconv.Itoa(utf8.RuneCountInString(run)))
+	if room < len("U+XXXX") {
+		return b, false
+	}
+	return appendMark(b, run, room), true
 }

@@ -60,15 +60,6 @@ func MarkHidden(s string) string {
 	return string(c.render(make([]byte, 0, len(s)+32)))
 }
 
-// Append appends String(s) to b.
-func Append(b []byte, s string) []byte {
-	c, ok := Rule{}.changes(s, true)
-	if !ok {
-		return append(b, s...)
-	}
-	return c.render(b)
-}
-
 // AppendJSON appends String(s) as a JSON string literal (jsonw.AppendString's
 // escaping): JSON text shown to a model holds marks, never a \u escape of a
 // hidden character.

@@ -31,9 +31,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/procstat"
+	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/stdioproc"
 )
 
 const token = "bench_client_token_5e1f0c2a9d8b"
@@ -64,11 +64,7 @@ func run(bin, scenario string, nLarge, nOrdinary int) error {
 		return err
 	}
 	defer stop()
-	cache, err := credential.Open(filepath.Join(tmp, "cache"), url)
-	if err != nil {
-		return err
-	}
-	if err := writeCache(cache.File, url); err != nil {
+	if err := stdioproc.CacheToken(filepath.Join(tmp, "cache"), url, token); err != nil {
 		return err
 	}
 	if scenario == "large" || scenario == "both" {
@@ -82,16 +78,6 @@ func run(bin, scenario string, nLarge, nOrdinary int) error {
 		}
 	}
 	return nil
-}
-
-func writeCache(file, url string) error {
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		return err
-	}
-	body := `{"provider_url":"` + url + `","authorization_server":"` + url + `","scope":"pdpp:read",` +
-		`"client":{"client_id":"bench"},"credential":{"access_token":"` + token + `","token_type":"Bearer"},` +
-		`"created_at":"2026-05-01T00:00:00.000Z"}`
-	return os.WriteFile(file, []byte(body), 0o600)
 }
 
 // serveHostile starts the loopback RS: a client-token schema, a stream whose

@@ -15,14 +15,9 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,10 +27,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/procstat"
+	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/stdioproc"
 )
 
 func main() {
@@ -71,7 +66,7 @@ func bench() error {
 	}
 	defer double.Close()
 	root := filepath.Join(tmp, "cache")
-	if err := cacheToken(root, double.URL(), double.Token(pdpptest.TokenClient)); err != nil {
+	if err := stdioproc.CacheToken(root, double.URL(), double.Token(pdpptest.TokenClient)); err != nil {
 		return err
 	}
 	args := []string{"--provider-url", double.URL(), "--cache-root", root, "--log-level", "error"}
@@ -81,24 +76,30 @@ func bench() error {
 	errs := make([]int, len(bins))
 	for range *runs {
 		for i, b := range bins {
-			p, err := start(b, args...)
+			p, err := stdioproc.Start(b, false, args...)
+			if err == nil {
+				err = p.Initialize("bench-rss")
+			}
 			if err != nil {
-				return err
+				if p != nil {
+					_ = p.Stop()
+				}
+				return fmt.Errorf("%s: %w", b, err)
 			}
 			n, err := battery(p, *calls)
 			if err != nil {
-				p.stop()
+				_ = p.Stop()
 				return fmt.Errorf("%s: %w", b, err)
 			}
 			errs[i] = n
-			rss, _, err := procstat.Memory(p.cmd.Process.Pid)
+			rss, _, err := procstat.Memory(p.Pid())
 			if err != nil {
-				p.stop()
+				_ = p.Stop()
 				return err
 			}
 			time.Sleep(*idle) // the process idles, as between a host's bursts
-			held, hwm, err := procstat.Memory(p.cmd.Process.Pid)
-			p.stop()
+			held, hwm, err := procstat.Memory(p.Pid())
+			_ = p.Stop()
 			if err != nil {
 				return err
 			}
@@ -121,7 +122,7 @@ func bench() error {
 	return nil
 }
 
-// mb prints KiB as MB (10^6 bytes), as the issue reports RSS.
+// mb prints KiB as MB (10^6 bytes).
 func mb(kib int64) string { return fmt.Sprintf("%.1f MB", float64(kib)*1024/1e6) }
 
 var (
@@ -131,14 +132,14 @@ var (
 
 // battery makes calls tool calls, repeating its sequence as needed, and
 // returns how many answered with an error result.
-func battery(p *proc, calls int) (errResults int, err error) {
+func battery(p *stdioproc.Proc, calls int) (errResults int, err error) {
 	done := 0
 	call := func(tool, args string) (gjson.Result, bool) {
 		if done == calls {
 			return gjson.Result{}, false
 		}
 		done++
-		r, e := p.call(tool, args)
+		r, e := p.Tool(tool, args)
 		if e != nil {
 			err = e
 			return gjson.Result{}, false
@@ -205,92 +206,4 @@ func readArgs(txt string) string {
 	}
 	a, _, _ := strings.Cut(rest, "\n")
 	return a
-}
-
-func cacheToken(root, providerURL, token string) error {
-	c, err := credential.Open(root, providerURL)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(c.File), 0o700); err != nil {
-		return err
-	}
-	body := `{"provider_url":"` + c.ProviderURL + `","scope":"pdpp:read","credential":{"access_token":"` + token + `","token_type":"Bearer"}}`
-	return os.WriteFile(c.File, []byte(body), 0o600)
-}
-
-// proc is a running stdio pdpp-mcp spoken to in raw JSON lines.
-type proc struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	next   int
-}
-
-func start(bin string, args ...string) (*proc, error) {
-	cmd := exec.Command(bin, args...)
-	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}}
-	cmd.Stderr = p.stderr
-	var err error
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	p.stdout = bufio.NewReaderSize(out, 1<<20)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	a, err := p.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench-rss","version":"0"}}}`)
-	if err == nil && !gjson.Get(a, "result.protocolVersion").Exists() {
-		err = fmt.Errorf("%s: initialize answered %.200s", bin, a)
-	}
-	if err == nil {
-		_, err = io.WriteString(p.stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	}
-	if err != nil {
-		p.stop()
-		return nil, err
-	}
-	return p, nil
-}
-
-func (p *proc) roundTrip(line string) (string, error) {
-	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
-		return "", fmt.Errorf("write: %w (stderr: %s)", err, p.stderr)
-	}
-	a, err := p.stdout.ReadString('\n')
-	if err != nil {
-		return "", fmt.Errorf("read: %w (stderr: %s)", err, p.stderr)
-	}
-	return a, nil
-}
-
-// call makes one tools/call and returns its result.
-func (p *proc) call(tool, args string) (gjson.Result, error) {
-	p.next++
-	a, err := p.roundTrip(`{"jsonrpc":"2.0","id":` + strconv.Itoa(p.next) + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`)
-	if err != nil {
-		return gjson.Result{}, err
-	}
-	r := gjson.Get(a, "result")
-	if gjson.Get(a, "id").Int() != int64(p.next) || !r.Exists() {
-		return gjson.Result{}, errors.New(tool + ": unexpected answer: " + a[:min(len(a), 300)])
-	}
-	return r, nil
-}
-
-func (p *proc) stop() {
-	_ = p.stdin.Close()
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
 }

@@ -14,31 +14,24 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/tidwall/gjson"
-
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/procstat"
+	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/stdioproc"
 )
 
 func main() {
@@ -79,7 +72,7 @@ func benchmark() error {
 		rsURL = slow.URL
 	}
 	root := filepath.Join(tmp, "cache")
-	if err := cacheToken(root, rsURL, srv.Token(pdpptest.TokenClient)); err != nil {
+	if err := stdioproc.CacheToken(root, rsURL, srv.Token(pdpptest.TokenClient)); err != nil {
 		return err
 	}
 
@@ -152,117 +145,28 @@ func pct(sorted []time.Duration, p int) time.Duration {
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 func mib(kb int64) string       { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
 
-// cacheToken writes the credential file `pdpp connect` would write.
-func cacheToken(root, providerURL, token string) error {
-	c, err := credential.Open(root, providerURL)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(c.File), 0o700); err != nil {
-		return err
-	}
-	body := `{"provider_url":"` + c.ProviderURL + `","scope":"pdpp:read","credential":{"access_token":"` + token + `","token_type":"Bearer"}}`
-	return os.WriteFile(c.File, []byte(body), 0o600)
-}
-
-// proc is a running pdpp-mcp with line-oriented JSON-RPC pipes.
-type proc struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer // shown only when something fails
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	nextID int
-}
-
-func start(bin string, args []string) (*proc, error) {
-	cmd := exec.Command(bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return &proc{cmd: cmd, stderr: &stderr, stdout: bufio.NewReaderSize(out, 1<<20), stdin: in}, nil
-}
-
-// call sends one request and returns its answer.
-func (p *proc) call(method, params string) (gjson.Result, error) {
-	p.nextID++
-	id := p.nextID
-	if _, err := fmt.Fprintf(p.stdin, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params); err != nil {
-		return gjson.Result{}, err
-	}
-	for {
-		line, err := p.stdout.ReadBytes('\n')
-		if err != nil {
-			return gjson.Result{}, fmt.Errorf("%s: %w (stderr: %s)", method, err, strings.TrimSpace(p.stderr.String()))
-		}
-		msg := gjson.ParseBytes(line)
-		if msg.Get("id").Int() != int64(id) {
-			continue // a notification or something else
-		}
-		if e := msg.Get("error"); e.Exists() {
-			return gjson.Result{}, fmt.Errorf("%s: %s", method, e.Raw)
-		}
-		return msg.Get("result"), nil
-	}
-}
-
-func (p *proc) notify(method string) error {
-	_, err := fmt.Fprintf(p.stdin, `{"jsonrpc":"2.0","method":%q,"params":{}}`+"\n", method)
-	return err
-}
-
-func (p *proc) initialize() error {
-	if _, err := p.call("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench-startup","version":"0"}}`); err != nil {
-		return err
-	}
-	return p.notify("notifications/initialized")
-}
-
-// stop closes stdin and waits for a clean exit.
-func (p *proc) stop() error {
-	p.stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		return errors.New("did not exit after stdin closed")
-	}
-}
-
 // coldStart measures spawn until the tools/list answer, and spawn until the
 // answer to a first tools/call (schema), which includes whatever the server
 // defers past the handshake.
 func coldStart(bin string, args []string) (list, first time.Duration, err error) {
 	t0 := time.Now()
-	p, err := start(bin, args)
+	p, err := stdioproc.Start(bin, false, args...)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer func() {
-		if stopErr := p.stop(); err == nil {
+		if stopErr := p.Stop(); err == nil {
 			err = stopErr
 		}
 	}()
-	if err := p.initialize(); err != nil {
+	if err := p.Initialize("bench-startup"); err != nil {
 		return 0, 0, err
 	}
-	if _, err := p.call("tools/list", `{}`); err != nil {
+	if _, err := p.Call("tools/list", `{}`); err != nil {
 		return 0, 0, err
 	}
 	list = time.Since(t0)
-	res, err := p.call("tools/call", `{"name":"schema","arguments":{}}`)
+	res, err := p.Tool("schema", `{}`)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -279,23 +183,23 @@ type memResult struct {
 
 func memory(bin string, args []string, calls int) (memResult, error) {
 	var r memResult
-	p, err := start(bin, args)
+	p, err := stdioproc.Start(bin, false, args...)
 	if err != nil {
 		return r, err
 	}
-	defer p.stop()
-	if err := p.initialize(); err != nil {
+	defer p.Stop()
+	if err := p.Initialize("bench-startup"); err != nil {
 		return r, err
 	}
-	if _, err := p.call("tools/list", `{}`); err != nil {
+	if _, err := p.Call("tools/list", `{}`); err != nil {
 		return r, err
 	}
-	if r.start, _, err = procstat.Memory(p.cmd.Process.Pid); err != nil {
+	if r.start, _, err = procstat.Memory(p.Pid()); err != nil {
 		return r, err
 	}
 	// Pick a stream and connection from the schema tool itself, so the mix
 	// works with whatever dataset the server reads.
-	sch, err := p.call("tools/call", `{"name":"schema","arguments":{}}`)
+	sch, err := p.Tool("schema", `{}`)
 	if err != nil {
 		return r, err
 	}
@@ -308,7 +212,7 @@ func memory(bin string, args []string, calls int) (memResult, error) {
 	// one that succeeds.
 	stream := ""
 	for _, st := range conn.Get("streams.#.name").Array() {
-		res, err := p.call("tools/call", `{"name":"aggregate","arguments":{"stream":`+strconv.Quote(st.String())+`,"metric":"count"`+scope+`}}`)
+		res, err := p.Tool("aggregate", `{"stream":`+strconv.Quote(st.String())+`,"metric":"count"`+scope+`}`)
 		if err != nil {
 			return r, err
 		}
@@ -327,7 +231,7 @@ func memory(bin string, args []string, calls int) (memResult, error) {
 		`{"name":"aggregate","arguments":{"stream":` + strconv.Quote(stream) + `,"metric":"count"` + scope + `}}`,
 	}
 	for i := range calls {
-		res, err := p.call("tools/call", mix[i%len(mix)])
+		res, err := p.Call("tools/call", mix[i%len(mix)])
 		if err != nil {
 			return r, err
 		}
@@ -335,6 +239,6 @@ func memory(bin string, args []string, calls int) (memResult, error) {
 			r.errors++
 		}
 	}
-	r.end, r.peak, err = procstat.Memory(p.cmd.Process.Pid)
+	r.end, r.peak, err = procstat.Memory(p.Pid())
 	return r, err
 }

@@ -17,29 +17,22 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/tidwall/gjson"
-
-	"github.com/pdpp-mcp/pdpp-mcp/pkg/credential"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/pdpptest"
 	"github.com/pdpp-mcp/pdpp-mcp/pkg/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/benchbin"
 	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/procstat"
+	"github.com/pdpp-mcp/pdpp-mcp/scripts/internal/stdioproc"
 )
 
 func main() {
@@ -110,7 +103,7 @@ func bench() error {
 	defer double.Close()
 	token := double.Token(pdpptest.TokenClient)
 	root := filepath.Join(tmp, "cache")
-	if err := cacheToken(root, double.URL(), token); err != nil {
+	if err := stdioproc.CacheToken(root, double.URL(), token); err != nil {
 		return err
 	}
 	floor, err := rs.New(rs.Options{BaseURL: double.URL(), Token: func() string { return token }})
@@ -119,13 +112,16 @@ func bench() error {
 	}
 	defer floor.CloseIdleConnections()
 
-	var procs []*proc
+	var procs []*stdioproc.Proc
 	for _, b := range bins {
-		p, err := start(b, *stdinKind == "socket", "--provider-url", double.URL(), "--cache-root", root, "--log-level", "error")
+		p, err := stdioproc.Start(b, *stdinKind == "socket", "--provider-url", double.URL(), "--cache-root", root, "--log-level", "error")
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", b, err)
 		}
-		defer p.stop()
+		defer p.Stop()
+		if err := p.Initialize("bench-stdio"); err != nil {
+			return fmt.Errorf("%s: %w", b, err)
+		}
 		procs = append(procs, p)
 	}
 
@@ -150,7 +146,7 @@ func bench() error {
 				return fmt.Errorf("%s floor: %w", t.name, err)
 			}
 			for _, p := range procs {
-				if _, _, err := p.call(t); err != nil {
+				if _, _, err := call(p, t); err != nil {
 					return err
 				}
 			}
@@ -160,7 +156,7 @@ func bench() error {
 	// floor makes (warm caches: no capability lookups left).
 	for _, t := range measured {
 		double.ResetRequests()
-		if _, _, err := procs[0].call(t); err != nil {
+		if _, _, err := call(procs[0], t); err != nil {
 			return err
 		}
 		reqs := double.Requests()
@@ -177,13 +173,13 @@ func bench() error {
 			}
 			floors[t.name] = append(floors[t.name], time.Since(t0))
 			for i, p := range procs {
-				cpu0 := procstat.RunTime(p.pid())
-				d, n, err := p.call(t)
+				cpu0 := procstat.RunTime(p.Pid())
+				d, n, err := call(p, t)
 				if err != nil {
 					return err
 				}
 				s := per[i][t.name]
-				s.cpu += procstat.RunTime(p.pid()) - cpu0
+				s.cpu += procstat.RunTime(p.Pid()) - cpu0
 				s.lat = append(s.lat, d)
 				s.bytes = n
 			}
@@ -219,107 +215,20 @@ func bench() error {
 	return nil
 }
 
-func cacheToken(root, providerURL, token string) error {
-	c, err := credential.Open(root, providerURL)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(c.File), 0o700); err != nil {
-		return err
-	}
-	body := `{"provider_url":"` + c.ProviderURL + `","scope":"pdpp:read","credential":{"access_token":"` + token + `","token_type":"Bearer"}}`
-	return os.WriteFile(c.File, []byte(body), 0o600)
-}
-
-// proc is a running stdio pdpp-mcp spoken to in raw JSON lines.
-type proc struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	next   int
-}
-
-func start(bin string, socket bool, args ...string) (*proc, error) {
-	cmd := exec.Command(bin, args...)
-	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}}
-	cmd.Stderr = p.stderr
-	var err error
-	if socket {
-		child, host, err := socketPair()
-		if err != nil {
-			return nil, err
-		}
-		defer child.Close() // the child has its own copy once started
-		cmd.Stdin = child
-		p.stdin = host
-	} else if p.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	p.stdout = bufio.NewReaderSize(out, 1<<20)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	a, err := p.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench-stdio","version":"0"}}}`)
-	if err != nil {
-		p.stop()
-		return nil, err
-	}
-	if !gjson.Get(a, "result.protocolVersion").Exists() {
-		p.stop()
-		return nil, fmt.Errorf("%s: initialize answered %.200s", bin, a)
-	}
-	if _, err := io.WriteString(p.stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		p.stop()
-		return nil, err
-	}
-	return p, nil
-}
-
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
-func (p *proc) roundTrip(line string) (string, error) {
-	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
-		return "", fmt.Errorf("write: %w (stderr: %s)", err, p.stderr)
-	}
-	a, err := p.stdout.ReadString('\n')
-	if err != nil {
-		return "", fmt.Errorf("read: %w (stderr: %s)", err, p.stderr)
-	}
-	return a, nil
-}
-
 // call makes one tools/call and returns its round-trip time and the size of
 // the answer line.
-func (p *proc) call(t tool) (time.Duration, int, error) {
-	p.next++
-	line := `{"jsonrpc":"2.0","id":` + strconv.Itoa(p.next) + `,"method":"tools/call","params":{"name":"` + t.name + `","arguments":` + t.args + `}}`
+func call(p *stdioproc.Proc, t tool) (time.Duration, int, error) {
+	params := stdioproc.ToolParams(t.name, t.args)
 	t0 := time.Now()
-	a, err := p.roundTrip(line)
+	a, err := p.RoundTrip("tools/call", params)
 	d := time.Since(t0)
 	if err != nil {
 		return 0, 0, err
 	}
-	if gjson.Get(a, "id").Int() != int64(p.next) || !gjson.Get(a, "result").Exists() || gjson.Get(a, "result.isError").Bool() {
+	if r, err := stdioproc.Result("tools/call", a); err != nil || r.Get("isError").Bool() {
 		return 0, 0, errors.New(t.name + ": unexpected answer: " + a[:min(len(a), 300)])
 	}
 	return d, len(a), nil
-}
-
-func (p *proc) stop() {
-	_ = p.stdin.Close()
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
 }
 
 func pct(sorted []time.Duration, p int) time.Duration {

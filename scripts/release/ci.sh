@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ci.sh: the shipping checks .ci/run runs once bin/ holds the static
 # binaries, the release dry run last; the checks before it reuse
-# bin/pdpp-mcp. What each step costs is measured
-# in docs/release.md ("CI cost"), not here, where the numbers would rot.
+# bin/pdpp-mcp. What each step costs is measured in docs/release.md ("CI
+# cost"), not here, where the numbers would rot.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
